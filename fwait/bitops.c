@@ -1,0 +1,381 @@
+/*
+ * bitops.c - lock-style and event-style bits on a caller's 32-bit word.
+ *
+ * Design note
+ * -----------
+ * Key = (word, bit).  Bit 31 of the word, W (FWAIT_WAITERS_MASK), means
+ * "a waiter of some bit of this word may be queued in the word's bucket".
+ *
+ *  - W is set only under the bucket lock, by a waiter, with an RMW on the
+ *    word that also re-checks the bit it waits for (take_or_announce,
+ *    clear_or_announce).  W is cleared only under the bucket lock, once no
+ *    waiter of the word is left queued (tidy_waiters_bit); it may be left
+ *    set for a while (stale), which only costs one slow wake that finds
+ *    nobody and clears it.
+ *  - A release (unlock or clear) changes the bit and reads W in a single
+ *    RMW on the word.  Both sides are read-modify-writes of one location, so
+ *    the word's modification order alone decides the race: either the
+ *    waiter's RMW came first (the releaser sees W and goes to the bucket,
+ *    whose lock it can only take after the waiter has queued and dropped
+ *    it), or the release came first (the waiter's RMW sees the bit already
+ *    released and does not sleep).  No fence is needed beyond the RMWs
+ *    themselves, which is the same argument Linux makes for clearing
+ *    PG_locked and testing PG_waiters in one instruction.
+ *
+ * Lock bits under FWAIT_WAKE_ONE are handed off: an unlock that finds a
+ * queued exclusive waiter leaves the bit set and passes ownership to the
+ * oldest one, so a newcomer can never barge in between (strict FIFO).  With
+ * max_steals > 0 the bit is released first and the handoff is attempted
+ * under the bucket lock; a newcomer that got there first "steals" it, and
+ * after max_steals steals from one waiter its bucket returns to strict
+ * handoff until that waiter has been served (Linux's bounded unfairness).
+ */
+#include "fwait/internal.h"
+
+#include <errno.h>
+
+static int check_bit_args(const _Atomic uint32_t *word, unsigned bit)
+{
+	return (word == NULL || bit > FWAIT_MAX_BIT) ? -EINVAL : 0;
+}
+
+static uint32_t bit_mask(unsigned bit)
+{
+	return UINT32_C(1) << bit;
+}
+
+/* Under b->lock: take the bit if it is free (true), else make sure W is set
+ * so that the holder's release comes to this bucket (false). */
+static bool take_or_announce(_Atomic uint32_t *word, uint32_t m)
+{
+	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
+
+	for (;;) {
+		if (!(v & m)) {
+			/* acquire: pairs with the release RMW of the previous
+			 * holder's unlock, publishing its critical section. */
+			if (atomic_compare_exchange_weak_explicit(word, &v, v | m,
+					memory_order_acquire, memory_order_relaxed))
+				return true;
+		} else if (v & FWAIT_WAITERS_MASK) {
+			return false;
+		} else if (atomic_compare_exchange_weak_explicit(word, &v,
+				v | FWAIT_WAITERS_MASK,
+				memory_order_relaxed, memory_order_relaxed)) {
+			/* relaxed: the releaser reads W through its own RMW on
+			 * this word (see the design note); the bucket lock
+			 * orders our enqueue before its walk. */
+			return false;
+		}
+	}
+}
+
+/* Under b->lock: true if the bit is clear (with acquire), else make sure W
+ * is set and return false. */
+static bool clear_or_announce(_Atomic uint32_t *word, uint32_t m)
+{
+	/* acquire: pairs with the release RMW of fwait_bit_clear / unlock, so
+	 * what the clearer published is visible once we see the bit clear. */
+	uint32_t v = atomic_load_explicit(word, memory_order_acquire);
+
+	for (;;) {
+		if (!(v & m))
+			return true;
+		if (v & FWAIT_WAITERS_MASK)
+			return false;
+		/* acquire on both outcomes: a failed CAS reloads v, and if
+		 * that shows the bit clear we return true on its strength. */
+		if (atomic_compare_exchange_weak_explicit(word, &v, v | FWAIT_WAITERS_MASK,
+				memory_order_acquire, memory_order_acquire))
+			return false;
+	}
+}
+
+/* Under b->lock: clear W once no waiter of the word is queued.  W is only
+ * set under this lock, so the walk is exact; relaxed, as the releasers read W
+ * through their own RMW on the word. */
+static void tidy_waiters_bit(struct fw_bucket *b, _Atomic uint32_t *word)
+{
+	if (!fw_word_has_waiters(b, (const void *)word))
+		atomic_fetch_and_explicit(word, ~FWAIT_WAITERS_MASK, memory_order_relaxed);
+}
+
+int fwait_bit_trylock(_Atomic uint32_t *word, unsigned bit)
+{
+	if (check_bit_args(word, bit))
+		return -EINVAL;
+	/* acquire: pairs with the release RMW of the previous unlock. */
+	if (atomic_fetch_or_explicit(word, bit_mask(bit), memory_order_acquire) & bit_mask(bit))
+		return -EBUSY;
+	return 0;
+}
+
+int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+		   const struct timespec *deadline)
+{
+	if (t == NULL || check_bit_args(word, bit))
+		return -EINVAL;
+	if (fwait_bit_trylock(word, bit) == 0)
+		return 0; /* uncontended: one atomic op, no table access */
+
+	uint32_t m = bit_mask(bit);
+	if (t->policy == FWAIT_FUTEX)
+		return fw_futex_lock(t, word, m, deadline);
+
+	struct fw_bucket *b = fw_bucket_of(t, word);
+	struct fw_waiter w;
+	bool woken = false;
+	int rc = 0;
+
+	fw_waiter_init(&w, word, (int)bit, true);
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		if (take_or_announce(word, m)) {
+			pthread_mutex_unlock(&b->lock);
+			break;
+		}
+		if (woken)
+			fw_stat_add(&b->stats.spurious, 1);
+		fw_enqueue(b, &w);
+
+		bool raced;
+		int state = fw_sleep(t, b, &w, deadline, &raced);
+		if (state == FW_TIMEDOUT) {
+			fw_stat_add(&b->stats.timeouts, 1);
+			tidy_waiters_bit(b, word);
+			pthread_mutex_unlock(&b->lock);
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (raced) {
+			/* Chosen just as our deadline passed.  A handoff gave
+			 * us the bit: pass it on to the next waiter rather than
+			 * strand it.  A plain wake (WAKE_ALL, BROADCAST, clear)
+			 * woke everyone, so there is nothing to pass on. */
+			fw_stat_add(&b->stats.timeouts, 1);
+			if (state == FW_HANDED)
+				fwait_bit_unlock(t, word, bit);
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (state == FW_HANDED)
+			break; /* the unlocker left the bit set for us */
+		woken = true;
+		pthread_mutex_lock(&b->lock);
+	}
+	fw_waiter_destroy(&w);
+	return rc;
+}
+
+/* WAKE_ONE strict handoff: the bit is still set and W was seen. */
+static int unlock_handoff(struct fwait_table *t, struct fw_bucket *b,
+			  _Atomic uint32_t *word, unsigned bit, uint32_t m)
+{
+	struct fw_wake_list l = { 0 };
+
+	pthread_mutex_lock(&b->lock);
+	fw_stat_add(&b->stats.slow_wakes, 1);
+	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit);
+	if (w) {
+		/* The bit stays set: ownership passes to w.  The mutex
+		 * handshake in fw_signal_all orders our critical section
+		 * before w's. */
+		if (t->max_steals && w->steals >= t->max_steals)
+			atomic_store_explicit(&b->strict, false, memory_order_relaxed);
+		fw_choose(b, &l, w);
+		fw_stat_add(&b->stats.handoffs, 1);
+		tidy_waiters_bit(b, word);
+		pthread_mutex_unlock(&b->lock);
+		fw_signal_all(&l, FW_HANDED);
+		return 0;
+	}
+
+	/* Nobody to hand to: release the bit and wake the waiters that only
+	 * wait for it to clear.  One RMW clears the bit and, if they were the
+	 * last waiters of the word, W too; release pairs with the acquire of
+	 * the next locker or of a bit_wait that sees it clear. */
+	fw_collect(t, b, word, (int)bit, 0, &l);
+	uint32_t clear = m;
+	if (!fw_word_has_waiters(b, word))
+		clear |= FWAIT_WAITERS_MASK;
+	atomic_fetch_and_explicit(word, ~clear, memory_order_release);
+	pthread_mutex_unlock(&b->lock);
+	fw_signal_all(&l, FW_WOKEN);
+	return 0;
+}
+
+/* WAKE_ONE with max_steals: the bit is already released.  Try to take it on
+ * behalf of the oldest exclusive waiter; a newcomer may have beaten us. */
+static void handoff_or_count_steal(struct fwait_table *t, struct fw_bucket *b,
+				   _Atomic uint32_t *word, unsigned bit, uint32_t m,
+				   struct fw_wake_list *handed, struct fw_wake_list *woken)
+{
+	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit);
+
+	if (w == NULL) {
+		fw_collect(t, b, word, (int)bit, 0, woken);
+		return;
+	}
+	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
+	while (!(v & m)) {
+		/* acquire on w's behalf: pairs with the release that freed
+		 * the bit; w itself is ordered after us by the handshake. */
+		if (atomic_compare_exchange_weak_explicit(word, &v, v | m,
+				memory_order_acquire, memory_order_relaxed)) {
+			if (w->steals >= t->max_steals)
+				atomic_store_explicit(&b->strict, false, memory_order_relaxed);
+			fw_choose(b, handed, w);
+			fw_stat_add(&b->stats.handoffs, 1);
+			return;
+		}
+	}
+	/* Stolen.  w stays queued; the thief's unlock will see W. */
+	if (++w->steals >= t->max_steals)
+		atomic_store_explicit(&b->strict, true, memory_order_relaxed);
+}
+
+int fwait_bit_unlock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit)
+{
+	if (t == NULL || check_bit_args(word, bit))
+		return -EINVAL;
+
+	uint32_t m = bit_mask(bit);
+	if (t->policy == FWAIT_FUTEX)
+		return fw_futex_unlock(t, word, m);
+
+	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
+	for (;;) {
+		if (!(v & m))
+			return -EPERM;
+		if (v & FWAIT_WAITERS_MASK)
+			break;
+		/* Uncontended: clear the bit and test W in one RMW (see the
+		 * design note).  release: pairs with the acquire of whoever
+		 * takes the bit next. */
+		if (atomic_compare_exchange_weak_explicit(word, &v, v & ~m,
+				memory_order_release, memory_order_relaxed))
+			return 0;
+	}
+
+	struct fw_bucket *b = fw_bucket_of(t, word);
+	if (t->policy == FWAIT_WAKE_ONE &&
+	    (t->max_steals == 0 || atomic_load_explicit(&b->strict, memory_order_relaxed)))
+		return unlock_handoff(t, b, word, bit, m);
+
+	/* Release first, then wake: WAKE_ALL, BROADCAST, and WAKE_ONE when
+	 * steals are allowed.  release: pairs with the next locker's acquire. */
+	atomic_fetch_and_explicit(word, ~m, memory_order_release);
+
+	struct fw_wake_list handed = { 0 }, woken = { 0 };
+	pthread_mutex_lock(&b->lock);
+	fw_stat_add(&b->stats.slow_wakes, 1);
+	if (t->policy == FWAIT_WAKE_ONE)
+		handoff_or_count_steal(t, b, word, bit, m, &handed, &woken);
+	else
+		fw_collect(t, b, word, (int)bit, FWAIT_ALL, &woken);
+	tidy_waiters_bit(b, word);
+	pthread_mutex_unlock(&b->lock);
+	fw_signal_all(&handed, FW_HANDED);
+	fw_signal_all(&woken, FW_WOKEN);
+	return 0;
+}
+
+int fwait_bit_wait(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+		   const struct timespec *deadline)
+{
+	if (t == NULL || check_bit_args(word, bit))
+		return -EINVAL;
+
+	uint32_t m = bit_mask(bit);
+	/* acquire: pairs with the release RMW of clear / unlock. */
+	if (!(atomic_load_explicit(word, memory_order_acquire) & m))
+		return 0;
+	if (t->policy == FWAIT_FUTEX)
+		return fw_futex_wait_clear(t, word, m, deadline);
+
+	struct fw_bucket *b = fw_bucket_of(t, word);
+	struct fw_waiter w;
+	bool woken = false;
+	int rc = 0;
+
+	fw_waiter_init(&w, word, (int)bit, false);
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		/* Loop until the bit is really clear: an event bit such as
+		 * WRITEBACK can be set again before a woken waiter runs. */
+		if (clear_or_announce(word, m)) {
+			pthread_mutex_unlock(&b->lock);
+			break;
+		}
+		if (woken)
+			fw_stat_add(&b->stats.spurious, 1);
+		fw_enqueue(b, &w);
+
+		bool raced;
+		int state = fw_sleep(t, b, &w, deadline, &raced);
+		if (state == FW_TIMEDOUT) {
+			fw_stat_add(&b->stats.timeouts, 1);
+			tidy_waiters_bit(b, word);
+			pthread_mutex_unlock(&b->lock);
+			rc = -ETIMEDOUT;
+			break;
+		}
+		if (raced) {
+			/* Woken as the deadline passed: report what is true. */
+			if (atomic_load_explicit(word, memory_order_acquire) & m) {
+				fw_stat_add(&b->stats.timeouts, 1);
+				rc = -ETIMEDOUT;
+			}
+			break;
+		}
+		woken = true;
+		pthread_mutex_lock(&b->lock);
+	}
+	fw_waiter_destroy(&w);
+	return rc;
+}
+
+bool fwait_bit_set(_Atomic uint32_t *word, unsigned bit)
+{
+	if (check_bit_args(word, bit))
+		return false;
+	/* acq_rel: acquire pairs with the release of the clear that ended the
+	 * previous event (test_set_page_writeback uses it as a try-lock);
+	 * release publishes what the setter did before announcing it. */
+	return atomic_fetch_or_explicit(word, bit_mask(bit), memory_order_acq_rel) & bit_mask(bit);
+}
+
+int fwait_bit_clear(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit)
+{
+	if (t == NULL || check_bit_args(word, bit))
+		return -EINVAL;
+
+	uint32_t m = bit_mask(bit);
+	/* release: pairs with the acquire load in fwait_bit_wait.  W is read
+	 * in the same RMW (see the design note). */
+	uint32_t old = atomic_fetch_and_explicit(word, ~m, memory_order_release);
+	if (!(old & FWAIT_WAITERS_MASK))
+		return 0;
+	if (t->policy == FWAIT_FUTEX) {
+		fw_futex_wake_all(t, word, m);
+		return 0;
+	}
+
+	struct fw_bucket *b = fw_bucket_of(t, word);
+	struct fw_wake_list l = { 0 };
+	pthread_mutex_lock(&b->lock);
+	fw_stat_add(&b->stats.slow_wakes, 1);
+	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &l);
+	tidy_waiters_bit(b, word);
+	pthread_mutex_unlock(&b->lock);
+	fw_signal_all(&l, FW_WOKEN);
+	return 0;
+}
+
+bool fwait_bit_test(const _Atomic uint32_t *word, unsigned bit)
+{
+	if (check_bit_args(word, bit))
+		return false;
+	/* acquire: pairs with the release of clear / unlock. */
+	return atomic_load_explicit(word, memory_order_acquire) & bit_mask(bit);
+}

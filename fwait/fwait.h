@@ -1,0 +1,191 @@
+/*
+ * fwait.h - filtered, hashed, wake-one wait table (public API).
+ *
+ * Design note
+ * -----------
+ * A storage engine has millions of objects that a thread may have to wait
+ * for (a page being read in, a page under write-back, a latch).  A mutex and
+ * condition variable in each object would cost ~88 bytes per object for
+ * something that is idle 99.99 % of the time.  Instead, every waiter parks in
+ * one small, fixed, hashed table of buckets (the user-space form of Linux's
+ * page wait table).  Each bucket is a mutex and a FIFO list of waiters; each
+ * waiter sleeps on its own condition variable, on its own stack.  A waiter
+ * carries a *key*: (word address, bit number) for bit waits, or an arbitrary
+ * address for generic waits.  A wake walks its bucket and wakes only the
+ * waiters whose key matches ("filtered wakeups", Irwin 2004); lock-style bits
+ * are handed to exactly one exclusive waiter, oldest first.
+ *
+ * The bucket is chosen by the word's address alone, so all bits of one word
+ * share a bucket; that lets fwait keep bit 31 of every word
+ * (FWAIT_WAITERS_BIT) exact enough to skip the table when nobody waits: an
+ * uncontended lock, unlock or clear is a single atomic operation on the
+ * caller's word and never touches the table (as Linux's PG_waiters).
+ *
+ * Policies (chosen per table, for honest comparison in one process):
+ *   FWAIT_WAKE_ONE   filtered; unlock hands the bit to the oldest exclusive
+ *                    waiter of that key (no barging, no spurious wakeup).
+ *   FWAIT_WAKE_ALL   filtered; every waiter of the key is woken and they
+ *                    race for the bit (Linux 2004, patches 1 and 2).
+ *   FWAIT_BROADCAST  unfiltered; every waiter of the bucket is woken
+ *                    (hashed wait queues before 2004).
+ *   FWAIT_FUTEX      bit waits sleep on the word itself with
+ *                    FUTEX_WAIT_BITSET / FUTEX_WAKE_BITSET: the kernel's own
+ *                    hashed, filtered queue, as a reference point (Linux
+ *                    only; generic keyed waits use the table as WAKE_ONE).
+ *
+ * Thread safety: every function may be called from any thread; a table must
+ * outlive every call on it.  Deadlines are absolute CLOCK_MONOTONIC times;
+ * NULL means wait forever.
+ */
+#ifndef FWAIT_FWAIT_H
+#define FWAIT_FWAIT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden visibility; everything declared here is
+ * its exported API. */
+#pragma GCC visibility push(default)
+
+/* Bit 31 of every word used with fwait_bit_* is fwait's: "someone may be
+ * waiting on a bit of this word".  Callers must not set or clear it. */
+#define FWAIT_WAITERS_BIT 31u
+#define FWAIT_WAITERS_MASK (UINT32_C(1) << FWAIT_WAITERS_BIT)
+/* Bits 0..FWAIT_MAX_BIT are usable by callers. */
+#define FWAIT_MAX_BIT 30u
+
+/* Wake every waiter (fwait_wake's nr argument). */
+#define FWAIT_ALL UINT32_MAX
+
+/* Number of log2 buckets in wait-time histograms: bucket i counts waits of
+ * [2^i, 2^(i+1)) nanoseconds; the last bucket also takes anything longer. */
+#define FWAIT_HIST_BUCKETS 40
+
+enum fwait_policy {
+	FWAIT_WAKE_ONE = 0, /* default */
+	FWAIT_WAKE_ALL,
+	FWAIT_BROADCAST,
+	FWAIT_FUTEX,
+	FWAIT_POLICY_COUNT
+};
+
+struct fwait_config {
+	unsigned nbuckets;          /* 0 = default (256); rounded up to 2^n */
+	enum fwait_policy policy;   /* 0 = FWAIT_WAKE_ONE */
+	/* Bounded unfairness (WAKE_ONE only): a newcomer may take a free lock
+	 * bit ahead of queued waiters this many times in a row before unlock
+	 * switches to strict handoff (Linux tolerates 5).  0 = strict FIFO
+	 * handoff, the default. */
+	unsigned max_steals;
+};
+
+struct fwait_table;
+
+struct fwait_stats {
+	uint64_t waits;            /* times a thread went to sleep */
+	uint64_t wakeups;          /* waiters woken (a handoff counts too) */
+	uint64_t spurious_wakeups; /* woken, but had to sleep again */
+	uint64_t foreign_skipped;  /* waiters of other keys walked past in wakes */
+	uint64_t timeouts;         /* waits that returned -ETIMEDOUT */
+	uint64_t handoffs;         /* lock bits handed directly to a waiter */
+	uint64_t slow_wakes;       /* wake calls that took a bucket lock */
+	uint32_t max_bucket_depth; /* most waiters seen queued in one bucket */
+	uint32_t nbuckets;
+	size_t table_bytes;        /* memory held by the table */
+	uint64_t wait_ns_hist[FWAIT_HIST_BUCKETS]; /* log2 histogram of waits */
+};
+
+/* One waiter parked right now, as seen by fwait_waiters_walk. */
+struct fwait_waiter_info {
+	const void *key;    /* word address, or the generic key */
+	int bit;            /* bit number, or -1 for a generic key */
+	bool exclusive;
+	uint64_t waited_ns; /* how long it has been parked */
+	unsigned bucket;
+};
+
+/* Constructor: *out is set only on success.  cfg may be NULL (defaults).
+ * Returns 0, -EINVAL (bad policy, nbuckets > 2^24, NULL out), -ENOTSUP
+ * (FWAIT_FUTEX off Linux) or -ENOMEM. */
+int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg);
+/* No thread may be waiting on, or calling into, the table. NULL is a no-op. */
+void fwait_table_destroy(struct fwait_table *t);
+enum fwait_policy fwait_table_policy(const struct fwait_table *t);
+const char *fwait_policy_name(enum fwait_policy p);
+/* Parses "wake-one", "wake-all", "broadcast", "futex"; -EINVAL otherwise. */
+int fwait_policy_parse(const char *name, enum fwait_policy *out);
+
+/* ---- Bit operations on a caller's word; key = (word, bit) ---------------- */
+
+/* Take a lock-style bit (PG_locked), sleeping as an exclusive waiter.
+ * 0, -ETIMEDOUT (nothing held), or -EINVAL (NULL t/word, bit > 30). */
+int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+		   const struct timespec *deadline);
+/* 0 if taken, -EBUSY if held, -EINVAL; never sleeps, never touches a table. */
+int fwait_bit_trylock(_Atomic uint32_t *word, unsigned bit);
+/* Release a held lock bit.  Under WAKE_ONE the bit passes directly to the
+ * oldest exclusive waiter of (word, bit); the caller must hold the bit.
+ * Returns -EPERM (and changes nothing) if the bit was not set, -EINVAL. */
+int fwait_bit_unlock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit);
+/* Wait until the bit is clear, without taking it (wait_on_page_writeback).
+ * Loops until the bit is really observed clear.  0, -ETIMEDOUT, -EINVAL. */
+int fwait_bit_wait(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+		   const struct timespec *deadline);
+/* Set an event-style bit (PG_writeback).  Returns the old state of the bit
+ * (true if it was already set); a plain atomic OR, no table access. */
+bool fwait_bit_set(_Atomic uint32_t *word, unsigned bit);
+/* Clear an event-style bit and wake every waiter of (word, bit).  Clearing a
+ * clear bit is harmless.  0 or -EINVAL. */
+int fwait_bit_clear(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit);
+/* Predicate: is the bit set (acquire load). */
+bool fwait_bit_test(const _Atomic uint32_t *word, unsigned bit);
+
+/* ---- Generic keyed waits (wait_event_filtered) --------------------------- */
+
+#define FWAIT_EXCLUSIVE 1u /* flag: exclusive waiter (woken one at a time) */
+
+/* Called with the bucket lock held: return true to stop waiting.  Because it
+ * runs under the same lock fwait_wake takes, a waker that makes the condition
+ * true *before* calling fwait_wake can never be missed.  It may also set a
+ * caller's own "waiters" flag (as parking lots' validate callbacks do).  It
+ * must not call into the same table. */
+typedef bool (*fwait_ready_fn)(void *arg);
+
+/* Sleep on key until ready(arg) holds.  Returns 0 once ready(arg) returned
+ * true, -ETIMEDOUT, or -EINVAL (NULL t/key/ready, unknown flags).  An
+ * exclusive waiter that is woken but times out at the same moment passes the
+ * wake on to the next exclusive waiter, so no wake is lost. */
+int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
+	       fwait_ready_fn ready, void *arg, const struct timespec *deadline);
+/* Wake every non-exclusive waiter of key and up to nr exclusive ones (oldest
+ * first); nr = FWAIT_ALL wakes all.  Returns the number woken (>= 0) or
+ * -EINVAL.  Under FWAIT_BROADCAST every waiter of the bucket is woken. */
+int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr);
+
+/* ---- Statistics and introspection ---------------------------------------- */
+
+void fwait_stats_get(const struct fwait_table *t, struct fwait_stats *out);
+void fwait_stats_reset(struct fwait_table *t);
+/* Calls fn for each waiter parked now, one bucket at a time, with that
+ * bucket's lock held (fn must not call into the table).  Stops early and
+ * returns fn's value if it returns non-zero; otherwise returns 0. */
+int fwait_waiters_walk(struct fwait_table *t,
+		       int (*fn)(const struct fwait_waiter_info *w, void *arg),
+		       void *arg);
+
+/* Helper: absolute CLOCK_MONOTONIC deadline ns nanoseconds from now. */
+struct timespec fwait_deadline_after_ns(uint64_t ns);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* FWAIT_FWAIT_H */

@@ -1,0 +1,144 @@
+/*
+ * internal.h - fwait's private structures, shared by its .c files only.
+ *
+ * Design note
+ * -----------
+ * struct fwait_table is a header plus a power-of-two array of buckets.  A
+ * bucket is one mutex and a doubly linked FIFO list of parked waiters; it is
+ * padded and aligned to cache lines so two buckets never share one.
+ *
+ * struct fw_waiter lives on the stack of the thread that waits.  Its fields
+ * are guarded as follows:
+ *   next, prev, queued      bucket->lock (the list membership)
+ *   key, bit, exclusive,    written before the waiter is queued, read-only
+ *   since_ns                while it is queued
+ *   state                   waiter->mtx (the handshake with the waker)
+ * A waker unlinks the waiter under the bucket lock, drops the bucket lock,
+ * then sets state and signals under waiter->mtx; unlocking waiter->mtx is the
+ * last access the waker makes, after which the waiter may return and its
+ * stack frame vanish.  A waiter that times out therefore decides "was I
+ * chosen?" by looking at `queued` under the bucket lock: if a waker already
+ * unlinked it, it waits (briefly) for the waker's signal before it returns.
+ *
+ * Statistics counters live in each bucket (updated under that bucket's lock,
+ * or with relaxed atomics on the futex path) so no counter is a shared hot
+ * cache line; the wait-time histogram is sharded the same way.
+ */
+#ifndef FWAIT_INTERNAL_H
+#define FWAIT_INTERNAL_H
+
+#include "fwait/fwait.h"
+
+#include <pthread.h>
+#include <stdalign.h>
+
+#define FW_CACHELINE 64
+#define FW_DEFAULT_BUCKETS 256u
+#define FW_MAX_BUCKETS (1u << 24)
+#define FW_HIST_SHARDS 8u
+#define FW_GENERIC_BIT (-1)
+
+enum fw_wake_state {
+	FW_WAITING = 0, /* parked, not yet chosen */
+	FW_WOKEN,       /* chosen by a wake: re-check and maybe wait again */
+	FW_HANDED,      /* chosen by an unlock handoff: the lock bit is ours */
+	FW_TIMEDOUT     /* fw_sleep only: timed out while still queued */
+};
+
+struct fw_waiter {
+	struct fw_waiter *next, *prev;
+	bool queued;
+	bool exclusive;
+	int bit;          /* 0..30, or FW_GENERIC_BIT */
+	const void *key;
+	uint64_t since_ns;
+	unsigned steals;  /* guarded by bucket->lock: locks taken from under it */
+	pthread_mutex_t mtx;
+	pthread_cond_t cond;
+	int state;        /* enum fw_wake_state */
+};
+
+struct fw_bucket_stats {
+	_Atomic uint64_t waits, wakeups, spurious, foreign, timeouts, handoffs,
+		slow_wakes;
+	_Atomic uint32_t max_depth;
+};
+
+struct fw_bucket {
+	alignas(FW_CACHELINE) pthread_mutex_t lock;
+	struct fw_waiter *head, *tail; /* guarded by lock */
+	uint32_t depth;                /* guarded by lock */
+	/* Bounded unfairness: set (under lock) once the oldest waiter has had
+	 * max_steals locks taken from under it; read without the lock by
+	 * unlockers, relaxed, as a hint: a stale read costs one more steal. */
+	_Atomic bool strict;
+	struct fw_bucket_stats stats;
+};
+
+struct fw_hist_shard {
+	alignas(FW_CACHELINE) _Atomic uint64_t count[FWAIT_HIST_BUCKETS];
+};
+
+struct fwait_table {
+	enum fwait_policy policy;
+	unsigned max_steals;
+	uint32_t mask;     /* nbuckets - 1 */
+	size_t bytes;      /* what the table holds in memory */
+	struct fw_hist_shard hist[FW_HIST_SHARDS];
+	struct fw_bucket *buckets;
+};
+
+/* ---- table.c ---- */
+struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
+uint64_t fw_now_ns(void);
+
+/* ---- park.c: queueing, sleeping, waking ---- */
+void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive);
+void fw_waiter_destroy(struct fw_waiter *w);
+/* Caller holds b->lock. */
+void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w);
+void fw_unlink(struct fw_bucket *b, struct fw_waiter *w);
+bool fw_word_has_waiters(const struct fw_bucket *b, const void *word);
+/* Called with b->lock held (w queued); returns with it released, except for
+ * FW_TIMEDOUT, which returns with b->lock held and w already unlinked so the
+ * caller can tidy up.  *raced is set when the deadline passed but a waker had
+ * already chosen w: the caller must honour or pass on that wake. */
+int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
+	     const struct timespec *deadline, bool *raced);
+
+/* A list of chosen waiters, built under the bucket lock and signalled after
+ * it is dropped.  Linked through fw_waiter.next once unlinked. */
+struct fw_wake_list {
+	struct fw_waiter *first, *last;
+	uint32_t count;
+};
+/* Caller holds b->lock: unlink w and append it to the list. */
+void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w);
+/* Caller does NOT hold the bucket lock. */
+void fw_signal_all(struct fw_wake_list *l, int state);
+
+/* The unified wake walk under b->lock.  Chooses, in FIFO order: every
+ * waiter of (key, bit) that is non-exclusive, and up to nr_exclusive of the
+ * exclusive ones (FWAIT_ALL for all); under FWAIT_BROADCAST every waiter in
+ * the bucket.  Counts foreign waiters walked past. */
+void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
+		int bit, uint32_t nr_exclusive, struct fw_wake_list *l);
+
+/* Caller holds b->lock: the oldest exclusive waiter of (key, bit) or NULL;
+ * counts foreign waiters walked past. */
+struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit);
+
+/* ---- stats.c ---- */
+void fw_stat_add(_Atomic uint64_t *c, uint64_t n);
+void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns);
+
+/* ---- futex.c (FWAIT_FUTEX policy) ---- */
+int fw_futex_lock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
+		  const struct timespec *deadline);
+int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
+int fw_futex_wait_clear(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
+			const struct timespec *deadline);
+void fw_futex_wake_all(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
+bool fw_futex_supported(void);
+
+#endif /* FWAIT_INTERNAL_H */

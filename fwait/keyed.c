@@ -1,0 +1,92 @@
+/*
+ * keyed.c - generic keyed waits: the wait_event_filtered analog.
+ *
+ * Design note
+ * -----------
+ * A waiter parks on any address until a caller's condition holds.  The
+ * condition is evaluated under the bucket lock, and fwait_wake takes the same
+ * lock, so a waker that makes the condition true before it calls fwait_wake
+ * cannot slip between the waiter's check and its enqueue: the lock orders
+ * them.  Generic keys match (key, FW_GENERIC_BIT) and so never match a bit
+ * waiter on the same address.  Under FWAIT_FUTEX, generic waits use the
+ * table with WAKE_ONE semantics (there is no word to sleep on).
+ */
+#include "fwait/internal.h"
+
+#include <errno.h>
+
+int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
+	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
+{
+	if (t == NULL || key == NULL || ready == NULL || (flags & ~FWAIT_EXCLUSIVE))
+		return -EINVAL;
+
+	bool exclusive = flags & FWAIT_EXCLUSIVE;
+	struct fw_bucket *b = fw_bucket_of(t, key);
+	struct fw_waiter w;
+	bool woken = false;
+	int rc = 0;
+
+	fw_waiter_init(&w, key, FW_GENERIC_BIT, exclusive);
+	pthread_mutex_lock(&b->lock);
+	for (;;) {
+		if (ready(arg)) {
+			pthread_mutex_unlock(&b->lock);
+			break;
+		}
+		if (woken)
+			fw_stat_add(&b->stats.spurious, 1);
+		fw_enqueue(b, &w);
+
+		bool raced;
+		int state = fw_sleep(t, b, &w, deadline, &raced);
+		if (state == FW_TIMEDOUT) {
+			/* Not woken.  One last look, under the lock. */
+			if (!ready(arg)) {
+				fw_stat_add(&b->stats.timeouts, 1);
+				rc = -ETIMEDOUT;
+			}
+			pthread_mutex_unlock(&b->lock);
+			break;
+		}
+		if (raced) {
+			/* Woken as the deadline passed.  If the condition does
+			 * not hold for us, an exclusive wake must go on to the
+			 * next exclusive waiter, or it would be lost. */
+			struct fw_wake_list l = { 0 };
+			pthread_mutex_lock(&b->lock);
+			if (!ready(arg)) {
+				fw_stat_add(&b->stats.timeouts, 1);
+				rc = -ETIMEDOUT;
+				struct fw_waiter *next = exclusive ?
+					fw_first_exclusive(b, key, FW_GENERIC_BIT) : NULL;
+				if (next)
+					fw_choose(b, &l, next);
+			}
+			pthread_mutex_unlock(&b->lock);
+			fw_signal_all(&l, FW_WOKEN);
+			break;
+		}
+		woken = true;
+		pthread_mutex_lock(&b->lock);
+	}
+	fw_waiter_destroy(&w);
+	return rc;
+}
+
+int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
+{
+	if (t == NULL || key == NULL)
+		return -EINVAL;
+
+	struct fw_bucket *b = fw_bucket_of(t, key);
+	struct fw_wake_list l = { 0 };
+
+	pthread_mutex_lock(&b->lock);
+	fw_stat_add(&b->stats.slow_wakes, 1);
+	fw_collect(t, b, key, FW_GENERIC_BIT,
+		   t->policy == FWAIT_WAKE_ALL ? FWAIT_ALL : nr, &l);
+	pthread_mutex_unlock(&b->lock);
+	fw_signal_all(&l, FW_WOKEN);
+	return (int)(l.count > INT32_MAX ? INT32_MAX : l.count);
+}

@@ -1,0 +1,136 @@
+/*
+ * table.c - creating and destroying a wait table, hashing keys to buckets.
+ *
+ * Design note
+ * -----------
+ * The table is sized once and never grows: its memory is per bucket, never
+ * per object.  Keys are hashed by address alone (Fibonacci hashing of the
+ * address without its low alignment bits), so every bit of one word lands in
+ * the same bucket and the word's waiters bit can be kept exact under that
+ * bucket's lock.  Nothing here is mutable after creation except what the
+ * buckets themselves guard.
+ */
+#include "fwait/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const policy_names[FWAIT_POLICY_COUNT] = {
+	[FWAIT_WAKE_ONE] = "wake-one",
+	[FWAIT_WAKE_ALL] = "wake-all",
+	[FWAIT_BROADCAST] = "broadcast",
+	[FWAIT_FUTEX] = "futex",
+};
+
+const char *fwait_policy_name(enum fwait_policy p)
+{
+	if ((unsigned)p >= FWAIT_POLICY_COUNT)
+		return "invalid";
+	return policy_names[p];
+}
+
+int fwait_policy_parse(const char *name, enum fwait_policy *out)
+{
+	if (name == NULL || out == NULL)
+		return -EINVAL;
+	for (unsigned p = 0; p < FWAIT_POLICY_COUNT; p++) {
+		if (strcmp(name, policy_names[p]) == 0) {
+			*out = (enum fwait_policy)p;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static uint32_t round_up_pow2(uint32_t n)
+{
+	uint32_t p = 1;
+	while (p < n)
+		p <<= 1;
+	return p;
+}
+
+int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
+{
+	struct fwait_config defaults = { 0 };
+	if (out == NULL)
+		return -EINVAL;
+	if (cfg == NULL)
+		cfg = &defaults;
+	if ((unsigned)cfg->policy >= FWAIT_POLICY_COUNT || cfg->nbuckets > FW_MAX_BUCKETS)
+		return -EINVAL;
+	if (cfg->policy == FWAIT_FUTEX && !fw_futex_supported())
+		return -ENOTSUP;
+
+	uint32_t n = round_up_pow2(cfg->nbuckets ? cfg->nbuckets : FW_DEFAULT_BUCKETS);
+	struct fwait_table *t = aligned_alloc(FW_CACHELINE, sizeof(*t));
+	if (t == NULL)
+		return -ENOMEM;
+	memset(t, 0, sizeof(*t));
+	t->buckets = aligned_alloc(FW_CACHELINE, (size_t)n * sizeof(struct fw_bucket));
+	if (t->buckets == NULL) {
+		free(t);
+		return -ENOMEM;
+	}
+	memset(t->buckets, 0, (size_t)n * sizeof(struct fw_bucket));
+	for (uint32_t i = 0; i < n; i++) {
+		int rc = pthread_mutex_init(&t->buckets[i].lock, NULL);
+		if (rc != 0) {
+			while (i-- > 0)
+				pthread_mutex_destroy(&t->buckets[i].lock);
+			free(t->buckets);
+			free(t);
+			return -rc;
+		}
+	}
+	t->policy = cfg->policy;
+	t->max_steals = cfg->max_steals;
+	t->mask = n - 1;
+	t->bytes = sizeof(*t) + (size_t)n * sizeof(struct fw_bucket);
+	*out = t;
+	return 0;
+}
+
+void fwait_table_destroy(struct fwait_table *t)
+{
+	if (t == NULL)
+		return;
+	for (uint32_t i = 0; i <= t->mask; i++)
+		pthread_mutex_destroy(&t->buckets[i].lock);
+	free(t->buckets);
+	free(t);
+}
+
+enum fwait_policy fwait_table_policy(const struct fwait_table *t)
+{
+	return t->policy;
+}
+
+struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)
+{
+	/* Drop the two alignment bits every 32-bit word shares, then take the
+	 * high bits of a Fibonacci product: neighbouring words spread out. */
+	uint64_t h = ((uint64_t)(uintptr_t)key >> 2) * UINT64_C(0x9E3779B97F4A7C15);
+	return &t->buckets[(uint32_t)(h >> 32) & t->mask];
+}
+
+uint64_t fw_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+struct timespec fwait_deadline_after_ns(uint64_t ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += (time_t)(ns / 1000000000u);
+	ts.tv_nsec += (long)(ns % 1000000000u);
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return ts;
+}
