@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# setup.sh BUILDDIR [meson options...]
+#
+# Everything a fresh Debian machine needs to build this project: installs the
+# missing Debian packages (when run as root), configures BUILDDIR with Meson
+# (or reconfigures it) and builds it.  Idempotent; safe to run again.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+builddir=${1:-build}; shift || true
+
+# Build and test dependencies, Debian package names only.
+pkgs=(gcc meson ninja-build pkg-config check libjemalloc-dev   # build
+      spin valgrind gnuplot-nox clang libclang-rt-14-dev)      # tests and tools
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages: ${missing[*]}" >&2
+    echo "setup: run as root, or: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+cd "$here"
+if [ -f "$builddir/build.ninja" ]; then
+  meson setup --reconfigure "$builddir" "$@" >/dev/null
+else
+  meson setup "$builddir" "$@" >/dev/null
+fi
+ninja -C "$builddir" >/dev/null
+echo "setup: built $builddir"

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# test.sh - set everything up on a fresh Debian machine and run every test
+# suite (headers, fwait, bufpool, stress, model, tools) in the normal build.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bash "$here/scripts/setup.sh" build
+cd "$here"
+exec meson test -C build --print-errorlogs --num-processes 2 "$@"
