@@ -125,7 +125,8 @@ int fwait_policy_parse(const char *name, enum fwait_policy *out);
 /* ---- Bit operations on a caller's word; key = (word, bit) ---------------- */
 
 /* Take a lock-style bit (PG_locked), sleeping as an exclusive waiter.
- * 0, -ETIMEDOUT (nothing held), or -EINVAL (NULL t/word, bit > 30). */
+ * 0, -ETIMEDOUT (nothing held), or -EINVAL (NULL t/word, bit > 30, a
+ * deadline with tv_nsec outside [0, 1e9) or a negative tv_sec). */
 int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 		   const struct timespec *deadline);
 /* 0 if taken, -EBUSY if held, -EINVAL; never sleeps, never touches a table. */

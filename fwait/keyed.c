@@ -18,7 +18,8 @@
 int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
 {
-	if (t == NULL || key == NULL || ready == NULL || (flags & ~FWAIT_EXCLUSIVE))
+	if (t == NULL || key == NULL || ready == NULL || (flags & ~FWAIT_EXCLUSIVE) ||
+	    !fw_deadline_valid(deadline))
 		return -EINVAL;
 
 	bool exclusive = flags & FWAIT_EXCLUSIVE;

@@ -186,8 +186,10 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	while (w->state == FW_WAITING) {
 		if (deadline == NULL) {
 			pthread_cond_wait(&w->cond, &w->mtx);
-		} else if (pthread_cond_timedwait(&w->cond, &w->mtx, deadline) == ETIMEDOUT &&
+		} else if (pthread_cond_timedwait(&w->cond, &w->mtx, deadline) != 0 &&
 			   w->state == FW_WAITING) {
+			/* ETIMEDOUT (EINVAL cannot happen: callers validate
+			 * the deadline, and treating it as expiry cannot hang). */
 			expired = true;
 			break;
 		}
