@@ -1,0 +1,296 @@
+/*
+ * access.c - pinning pages: bp_get, bp_release, bp_new_page, bp_mark_dirty,
+ * and readahead.
+ *
+ * Design note
+ * -----------
+ * bp_get first looks the page up and pins it (pagetable.c).  On a miss it
+ * claims a frame (clock.c, returned LOCKED with one pin), then inserts it;
+ * if another thread inserted the page meanwhile, it frees its frame and
+ * pins that one.  The inserting thread submits the read (io.c) and, like
+ * every other thread that wants the page, waits on (frame, LOCKED) with
+ * fwait_bit_wait: the kernel's lock_page / wait_on_page_locked pattern.
+ * The I/O thread sets UPTODATE or ERROR and unlocks.  A frame found in
+ * ERROR (not LOCKED) is read again by the first thread that finds it.
+ *
+ * Readahead: a miss on the page right after the previous sequential miss
+ * reads the next readahead pages too (into unpinned LOCKED frames), so they
+ * are in flight while the reader waits on the first.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "bufpool/internal.h"
+
+#define BP_GET_FLAGS (BP_GET_CREATE | BP_GET_NOREADAHEAD)
+
+bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f)
+{
+	if (!p || !f || f < p->frames || f >= p->frames + p->nframes)
+		return false;
+	return ((const char *)f - (const char *)p->frames) % sizeof(*f) == 0;
+}
+
+/* After a pin count dropped to zero: wake bp_get_timed callers waiting for
+ * a frame, if any. */
+static void unpin_wake(struct bp_pool *p)
+{
+	if (atomic_load_explicit(&p->frame_waiters, memory_order_seq_cst) > 0) {
+		/* Release pairs with unpin_seen's acquire load (clock.c). */
+		atomic_fetch_add_explicit(&p->unpin_seq, 1, memory_order_release);
+		fwait_wake(p->wt, &p->unpin_seq, FWAIT_ALL);
+	}
+}
+
+void bp_unpin(struct bp_pool *p, struct bp_frame *f)
+{
+	/* Release: our accesses to the page happen before an evictor's
+	 * acquire CAS.  seq_cst for the Dekker pairing with wait_for_unpin
+	 * (clock.c): pin drop, then load of frame_waiters. */
+	uint32_t old = atomic_fetch_sub_explicit(&f->state, BP_PIN_ONE, memory_order_seq_cst);
+	if (bp_pins(old) == 1)
+		unpin_wake(p);
+}
+
+/* Wait until a pinned frame is readable.  0, or the read's negative errno.
+ * A frame found in ERROR is read again, unless own_read (the caller
+ * submitted the read that failed) or this call already waited on a read. */
+static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read)
+{
+	bool waited = own_read; /* the outcome of our own read is final */
+	for (;;) {
+		/* Acquire pairs with the release in the read completion. */
+		uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
+		if (s & BP_F_LOCKED) {
+			uint64_t t0 = bp_now_ns();
+			fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
+			bp_account_wait(p, f, pageno, BP_H_IO, bp_now_ns() - t0);
+			waited = true;
+			continue;
+		}
+		if (s & BP_F_UPTODATE)
+			return 0;
+		if (waited || !(s & BP_F_ERROR)) {
+			int err = atomic_load_explicit(&f->io_err, memory_order_relaxed);
+			return -(err ? err : EIO);
+		}
+		/* Found a failed read: retry it ourselves.  Acquire pairs with
+		 * the failed completion's release unlock (we reuse the frame). */
+		uint32_t ns = (s & ~BP_F_ERROR) | BP_F_LOCKED;
+		if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
+				memory_order_acquire, memory_order_relaxed)) {
+			bp_count(p, pageno, BP_C_READS);
+			bp_io_submit(p, f, BP_IO_READ, pageno);
+			waited = true; /* our own read decides now */
+		}
+	}
+}
+
+/* Last step of bp_get on a pinned frame: wait for it to be readable; on
+ * error drop the pin.  own_read: see wait_ready (and it is a miss, not a hit). */
+static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read,
+		      struct bp_frame **out)
+{
+	if (!own_read)
+		bp_count(p, pageno, BP_C_HITS);
+	int r = wait_ready(p, f, pageno, own_read);
+	if (r < 0) {
+		bp_unpin(p, f);
+		return r;
+	}
+	*out = f;
+	return 0;
+}
+
+static void readahead(struct bp_pool *p, uint64_t pageno)
+{
+	/* npages: acquire/release pair with grow_npages and bp_new_page so a
+	 * page count, once seen, is never older than a page we saw created. */
+	uint64_t npages = atomic_load_explicit(&p->npages, memory_order_acquire);
+	uint64_t q = pageno + 1;
+	for (; q <= pageno + p->readahead && q < npages; q++) {
+		if (bp_pt_contains(p, q))
+			continue;
+		struct bp_frame *f;
+		if (bp_claim_frame(p, BP_CLAIM_NOWAIT, NULL, &f) < 0)
+			break;
+		struct bp_frame *g = bp_pt_insert_or_pin(p, f, q);
+		if (g) {
+			bp_free_claimed(p, f);
+			bp_unpin(p, g);
+			continue;
+		}
+		bp_count(p, q, BP_C_READS);
+		bp_count(p, q, BP_C_READAHEADS);
+		bp_io_submit(p, f, BP_IO_READ, q);
+		bp_unpin(p, f); /* LOCKED keeps it from eviction until read */
+	}
+	atomic_store_explicit(&p->last_miss, q - 1, memory_order_relaxed);
+}
+
+static void grow_npages(struct bp_pool *p, uint64_t pageno)
+{
+	uint64_t n = atomic_load_explicit(&p->npages, memory_order_relaxed);
+	while (n <= pageno &&
+	       !atomic_compare_exchange_weak_explicit(&p->npages, &n, pageno + 1,
+			memory_order_release, memory_order_relaxed))
+		;
+}
+
+static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
+		    const struct timespec *deadline, bool timed, struct bp_frame **out)
+{
+	if (!p || !out || (flags & ~BP_GET_FLAGS))
+		return -EINVAL;
+	if (pageno > p->max_pageno)
+		return -EFBIG;
+	for (;;) {
+		struct bp_frame *f = bp_pt_lookup_pin(p, pageno);
+		if (f)
+			return finish_get(p, f, pageno, false, out);
+		bool create = pageno >= atomic_load_explicit(&p->npages, memory_order_acquire);
+		if (create && !(flags & BP_GET_CREATE))
+			return -ENXIO;
+		if (create && (p->flags & BP_OPEN_READONLY))
+			return -EROFS;
+		int r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, deadline, &f);
+		if (r < 0) {
+			/* The frames may have been taken by concurrent misses on
+			 * this very page: one last look. */
+			f = bp_pt_lookup_pin(p, pageno);
+			if (f)
+				return finish_get(p, f, pageno, false, out);
+			bp_count(p, pageno, BP_C_BUSY);
+			return r;
+		}
+		struct bp_frame *g = bp_pt_insert_or_pin(p, f, pageno);
+		if (g) { /* lost the race: use theirs */
+			bp_free_claimed(p, f);
+			bp_unpin(p, g);
+			continue;
+		}
+		bp_count(p, pageno, BP_C_MISSES);
+		/* Decide again now that we own the mapping: the page may have
+		 * been created (and even written and evicted) meanwhile. */
+		create = pageno >= atomic_load_explicit(&p->npages, memory_order_acquire);
+		if (create) {
+			memset(f->data, 0, p->page_size);
+			grow_npages(p, pageno);
+			bp_count(p, pageno, BP_C_CREATES);
+			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
+						 memory_order_relaxed);
+			/* Release pairs with waiters' acquire loads of the state. */
+			fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
+			*out = f;
+			return 0;
+		}
+		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
+		bp_count(p, pageno, BP_C_READS);
+		bp_io_submit(p, f, BP_IO_READ, pageno);
+		if (p->readahead && !(flags & BP_GET_NOREADAHEAD)) {
+			uint64_t last = atomic_load_explicit(&p->last_miss, memory_order_relaxed);
+			if (last + 1 == pageno)
+				readahead(p, pageno);
+			else
+				atomic_store_explicit(&p->last_miss, pageno, memory_order_relaxed);
+		}
+		return finish_get(p, f, pageno, true, out);
+	}
+}
+
+int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags, struct bp_frame **frame)
+{
+	return get_page(pool, pageno, flags, NULL, false, frame);
+}
+
+int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
+		 const struct timespec *deadline, struct bp_frame **frame)
+{
+	return get_page(pool, pageno, flags, deadline, true, frame);
+}
+
+int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
+{
+	if (!pool || !pageno || !frame)
+		return -EINVAL;
+	if (pool->flags & BP_OPEN_READONLY)
+		return -EROFS;
+	for (;;) {
+		/* acq_rel: pairs with the acquire loads of npages (readahead, get). */
+		uint64_t n = atomic_fetch_add_explicit(&pool->npages, 1, memory_order_acq_rel);
+		if (n > pool->max_pageno)
+			return -EFBIG;
+		/* npages is already past n: create the page here (bp_get
+		 * would try to read it). */
+		struct bp_frame *f;
+		int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
+		if (r < 0) {
+			/* Give the number back unless someone took a later one. */
+			uint64_t expect = n + 1;
+			atomic_compare_exchange_strong_explicit(&pool->npages, &expect, n,
+					memory_order_acq_rel, memory_order_relaxed);
+			bp_count(pool, n, BP_C_BUSY);
+			return r;
+		}
+		struct bp_frame *g = bp_pt_insert_or_pin(pool, f, n);
+		if (g) { /* someone created n through bp_get(CREATE): take another */
+			bp_free_claimed(pool, f);
+			bp_unpin(pool, g);
+			continue;
+		}
+		memset(f->data, 0, pool->page_size);
+		bp_count(pool, n, BP_C_MISSES);
+		bp_count(pool, n, BP_C_CREATES);
+		atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
+					 memory_order_relaxed);
+		fwait_bit_unlock(pool->wt, &f->state, BP_LOCKED);
+		*pageno = n;
+		*frame = f;
+		return 0;
+	}
+}
+
+int bp_release(struct bp_pool *pool, struct bp_frame *frame)
+{
+	if (!bp_frame_valid(pool, frame))
+		return -EINVAL;
+	uint32_t s = atomic_load_explicit(&frame->state, memory_order_relaxed);
+	do {
+		if (!bp_pins(s))
+			return -EINVAL; /* double release */
+		/* seq_cst: see bp_unpin. */
+	} while (!atomic_compare_exchange_weak_explicit(&frame->state, &s, s - BP_PIN_ONE,
+			memory_order_seq_cst, memory_order_relaxed));
+	if (bp_pins(s) == 1)
+		unpin_wake(pool);
+	return 0;
+}
+
+void *bp_data(const struct bp_frame *frame)
+{
+	return frame ? frame->data : NULL;
+}
+
+uint64_t bp_frame_pageno(const struct bp_frame *frame)
+{
+	return frame ? atomic_load_explicit(&frame->pageno, memory_order_relaxed) : BP_NO_PAGE;
+}
+
+int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame)
+{
+	if (!bp_frame_valid(pool, frame))
+		return -EINVAL;
+	if (pool->flags & BP_OPEN_READONLY)
+		return -EROFS;
+	/* Acquire pairs with the write completion's release clear of
+	 * WRITEBACK: the write has read the page before we re-dirty it. */
+	uint32_t s = atomic_load_explicit(&frame->state, memory_order_acquire);
+	if (!bp_pins(s))
+		return -EINVAL;
+	if (s & BP_F_WRITEBACK)
+		bp_wait_writeback(pool, frame, NULL);
+	/* Release pairs with the writer's acquire CAS that clears DIRTY and
+	 * sets WRITEBACK (writeback.c), so it writes what we wrote. */
+	atomic_fetch_or_explicit(&frame->state, BP_F_DIRTY, memory_order_release);
+	return 0;
+}

@@ -1,0 +1,331 @@
+/*
+ * bufpool.h - a database buffer manager whose frames wait through fwait
+ * (public API).
+ *
+ * Design note
+ * -----------
+ * A pool caches fixed-size pages of one file in a fixed number of frames.
+ * Page memory comes from a dedicated jemalloc arena (aligned to the page
+ * size, so O_DIRECT works and the pool shows up in jemalloc's stats).  Each
+ * frame has one 32-bit atomic state word with page-cache-style bits and its
+ * pin count (layout below); there is no mutex or condition variable in a
+ * frame: every wait (page read in, write-back, content latch, free frame)
+ * parks in the pool's single fwait_table.
+ *
+ *   - bp_get pins a page.  If it is absent, exactly one thread claims a
+ *     frame, sets BP_LOCKED and submits the read; every other thread that
+ *     wants the page pins the same frame and waits on (frame, BP_LOCKED)
+ *     with fwait_bit_wait, as lock_page / wait_on_page_locked.  An I/O
+ *     thread completes the read, sets BP_UPTODATE or BP_ERROR and clears
+ *     BP_LOCKED with fwait_bit_unlock.
+ *   - Content latches (bp_latch) are shared/exclusive, phase-fair:
+ *     exclusive waiters are served one at a time in FIFO order, shared
+ *     waiters all together, and neither side starves.
+ *   - A writer (background writer, eviction, bp_flush) sets BP_WRITEBACK
+ *     only while holding the latch shared; an exclusive latch is granted
+ *     only once BP_WRITEBACK is clear, so a page never changes while it is
+ *     being written.
+ *   - The hit path (resident page, shared latch, unlatch, release) makes no
+ *     system call and does not touch the fwait table when uncontended.
+ *
+ * Thread safety: every function may be called from any thread, except that
+ * bp_close must not race with any other call on the same pool.  Functions
+ * return 0 (or a count) on success and a negative errno on failure; they
+ * never abort on bad input.  Deadlines are absolute CLOCK_MONOTONIC times.
+ */
+#ifndef BUFPOOL_BUFPOOL_H
+#define BUFPOOL_BUFPOOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "fwait/fwait.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library is built with hidden visibility; everything declared here is
+ * its exported API. */
+#pragma GCC visibility push(default)
+
+/* ---- Sizes and defaults ---------------------------------------------------- */
+
+#define BP_PAGE_SIZE_MIN 512u
+#define BP_PAGE_SIZE_MAX 65536u
+#define BP_PAGE_SIZE_DEFAULT 4096u
+#define BP_NFRAMES_DEFAULT 1024u
+#define BP_IO_THREADS_DEFAULT 2u
+#define BP_READAHEAD_DEFAULT 8u       /* pages read ahead on sequential misses */
+#define BP_WRITER_INTERVAL_MS_DEFAULT 50u
+#define BP_NO_PAGE UINT64_MAX         /* pageno of an unmapped frame */
+
+/* ---- Frame state word ------------------------------------------------------
+ *
+ *   bit  0      BP_LOCKED      frame being read in or taken for eviction
+ *   bit  1      BP_WRITEBACK   a write of the page is in flight
+ *   bit  2      BP_DIRTY       page differs from the file
+ *   bit  3      BP_UPTODATE    page holds valid data
+ *   bit  4      BP_ERROR       the last read failed
+ *   bit  5      BP_REFERENCED  clock (second-chance) usage bit
+ *   bits 6..7   reserved (0)
+ *   bits 8..30  pin count (BP_PIN_SHIFT)
+ *   bit  31     fwait's waiters bit (FWAIT_WAITERS_BIT)
+ */
+enum bp_state_bit {
+	BP_LOCKED = 0,
+	BP_WRITEBACK = 1,
+	BP_DIRTY = 2,
+	BP_UPTODATE = 3,
+	BP_ERROR = 4,
+	BP_REFERENCED = 5,
+};
+#define BP_F_LOCKED (UINT32_C(1) << BP_LOCKED)
+#define BP_F_WRITEBACK (UINT32_C(1) << BP_WRITEBACK)
+#define BP_F_DIRTY (UINT32_C(1) << BP_DIRTY)
+#define BP_F_UPTODATE (UINT32_C(1) << BP_UPTODATE)
+#define BP_F_ERROR (UINT32_C(1) << BP_ERROR)
+#define BP_F_REFERENCED (UINT32_C(1) << BP_REFERENCED)
+#define BP_FLAGS_MASK UINT32_C(0xff)
+#define BP_PIN_SHIFT 8u
+#define BP_PIN_ONE (UINT32_C(1) << BP_PIN_SHIFT)
+#define BP_PIN_MASK (((UINT32_C(1) << 23) - 1) << BP_PIN_SHIFT)
+
+/* ---- Configuration ---------------------------------------------------------- */
+
+/* bp_config.flags */
+#define BP_OPEN_CREATE 0x01u       /* create the file if it does not exist */
+#define BP_OPEN_TRUNCATE 0x02u     /* truncate the file to 0 pages */
+#define BP_OPEN_DIRECT 0x04u       /* O_DIRECT (fails with the open errno where unsupported) */
+#define BP_OPEN_NO_BGWRITER 0x08u  /* no background writer thread */
+#define BP_OPEN_NO_READAHEAD 0x10u /* never read ahead */
+#define BP_OPEN_READONLY 0x20u     /* open O_RDONLY; bp_mark_dirty fails with -EROFS */
+
+/* Zero-initialise and set what you need; every 0 means "default". */
+struct bp_config {
+	const char *path;           /* file of pages; required */
+	unsigned flags;             /* BP_OPEN_* */
+	uint32_t page_size;         /* power of two in [512, 65536]; 0 = 4096 */
+	uint32_t nframes;           /* frames in the pool; 0 = 1024, min 2 */
+	unsigned io_threads;        /* I/O engine threads; 0 = 2, max 64 */
+	unsigned readahead_pages;   /* 0 = 8; see BP_OPEN_NO_READAHEAD */
+	unsigned partitions;        /* page-table partitions; 0 = auto; rounded to 2^n */
+	unsigned writer_interval_ms;/* background writer period; 0 = 50 */
+	uint32_t io_latency_us;     /* simulated device latency per I/O; 0 = off */
+	struct fwait_config fwait;  /* policy, nbuckets, max_steals of the pool's table */
+};
+
+struct bp_pool;
+struct bp_frame; /* opaque; valid while pinned */
+
+/* Open (and with BP_OPEN_CREATE create) the file and build the pool.
+ * *out is set only on success.  Errors: -EINVAL (NULL, no path, page size not
+ * a power of two in range, bad fwait config, nframes < 2), -ENOMEM, or the
+ * open/fstat errno (e.g. -ENOENT without BP_OPEN_CREATE). */
+int bp_open(struct bp_pool **out, const struct bp_config *cfg);
+
+/* Write back every dirty page, wait for it, fsync, stop the threads, free
+ * everything.  Returns 0 or the first write/fsync error (the pool is freed
+ * either way).  Returns -EBUSY and changes nothing if a page is still pinned;
+ * -EINVAL for NULL. */
+int bp_close(struct bp_pool *pool);
+
+/* ---- Page access ------------------------------------------------------------ */
+
+/* bp_get flags */
+#define BP_GET_CREATE 0x01u       /* a page at or past the end of file is
+                                     created zero-filled (and the file grows
+                                     when it is written) instead of -ENXIO */
+#define BP_GET_NOREADAHEAD 0x02u  /* do not trigger readahead on this miss */
+
+/* Pin page pageno and return its frame in *frame (set only on success).
+ * If the page is absent it is read in (one read however many threads ask);
+ * a page below bp_page_count that was never written (a hole) reads as zeros.
+ * Errors: -EINVAL (NULL args, unknown flags), -ENXIO (pageno past the end of
+ * the file without BP_GET_CREATE), -EFBIG (pageno too large for a file
+ * offset), -EIO (or the injected errno) when the read failed (a later
+ * bp_get retries), -EBUSY when no frame can be freed (every frame pinned). */
+int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags,
+	   struct bp_frame **frame);
+/* As bp_get, but when no frame can be freed, wait for an unpin until
+ * deadline (NULL: wait forever) before returning -EBUSY. */
+int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
+		 const struct timespec *deadline, struct bp_frame **frame);
+/* Append a new zero-filled page: *pageno = the old page count; the page is
+ * returned pinned, UPTODATE and DIRTY.  Errors as bp_get. */
+int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame);
+/* Unpin.  -EINVAL for NULL, a frame of another pool, or a frame that is not
+ * pinned (double release). */
+int bp_release(struct bp_pool *pool, struct bp_frame *frame);
+
+/* The page's memory (page_size bytes, aligned to page_size); NULL if frame is
+ * NULL.  Read it under a shared latch, modify it under an exclusive one. */
+void *bp_data(const struct bp_frame *frame);
+/* Page number of a pinned frame; BP_NO_PAGE for NULL. */
+uint64_t bp_frame_pageno(const struct bp_frame *frame);
+
+/* Mark a pinned page dirty (call with the exclusive latch held, after
+ * modifying it).  Waits for BP_WRITEBACK to clear first.  -EINVAL (NULL,
+ * not pinned), -EROFS (read-only pool). */
+int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame);
+
+/* ---- Content latches ---------------------------------------------------------- */
+
+enum bp_latch_mode {
+	BP_LATCH_SHARED = 1,
+	BP_LATCH_EXCLUSIVE = 2,
+};
+
+/* Latch a pinned frame.  Exclusive also waits until BP_WRITEBACK is clear.
+ * Latches are not recursive.  -EINVAL (NULL, bad mode, frame not pinned). */
+int bp_latch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
+/* As bp_latch without sleeping: -EBUSY if it would wait (for exclusive, also
+ * while BP_WRITEBACK is set). */
+int bp_latch_try(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
+/* -EPERM if the latch is not held in that mode; -EINVAL. */
+int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
+
+/* ---- Write-back, eviction ------------------------------------------------------ */
+
+/* Write every dirty page, wait for all write-back, fsync.  Returns 0, the
+ * first write error since the previous bp_flush (by any writer: this flush,
+ * the background writer, eviction; each error is reported once), else the
+ * fsync error.  A page whose write failed stays dirty, so a later flush
+ * writes it again.  Pages dirtied concurrently may or may not be included.
+ * Do not call it while holding a latch. */
+int bp_flush(struct bp_pool *pool);
+/* Evict one page (written back first if dirty).  0; -ENOENT (not resident);
+ * -EBUSY (pinned, latched or being read); the write error if its write
+ * failed (the page then stays resident and dirty). */
+int bp_evict_page(struct bp_pool *pool, uint64_t pageno);
+/* Evict every unpinned page, writing dirty ones back first.  Returns the
+ * number evicted (>= 0) or the first write error. */
+int bp_evict_all(struct bp_pool *pool);
+
+/* ---- Fault injection (the pool's I/O layer) ------------------------------------ */
+
+enum bp_fault_op { BP_FAULT_READ = 0, BP_FAULT_WRITE, BP_FAULT_FSYNC, BP_FAULT_OP_COUNT };
+enum bp_fault_kind {
+	BP_FAULT_FAIL = 0, /* the I/O fails with err */
+	BP_FAULT_SHORT,    /* read/write transfers only half the page */
+	BP_FAULT_SLOW,     /* the I/O succeeds delay_us later */
+};
+struct bp_fault {
+	enum bp_fault_op op;
+	enum bp_fault_kind kind;
+	int err;                  /* positive errno for FAIL; 0 = EIO */
+	uint32_t count;           /* fire this many times, then stop; 0 = no limit */
+	uint32_t probability_ppm; /* chance per matching I/O in 1e-6; 0 = always */
+	uint64_t seed;            /* PRNG seed for probability (deterministic) */
+	uint64_t delay_us;        /* SLOW: added latency */
+	uint64_t page_first;      /* page filter [page_first, page_first + page_count) */
+	uint64_t page_count;      /* 0 = every page (fsync ignores the filter) */
+};
+/* Install (replace) the rule for fault->op.  -EINVAL for NULL or bad fields. */
+int bp_fault_set(struct bp_pool *pool, const struct bp_fault *fault);
+/* Remove every rule.  -EINVAL for NULL. */
+int bp_fault_clear(struct bp_pool *pool);
+
+/* ---- Statistics and introspection ---------------------------------------------- */
+
+struct bp_wait_hist {
+	uint64_t count;    /* waits that slept */
+	uint64_t total_ns;
+	uint64_t max_ns;
+	uint64_t ns_hist[FWAIT_HIST_BUCKETS]; /* log2 buckets, as fwait_stats */
+};
+
+struct bp_stats {
+	/* configuration */
+	uint32_t page_size;
+	uint32_t nframes;
+	uint32_t partitions;
+	uint32_t io_threads;
+	enum fwait_policy policy;
+	unsigned jemalloc_arena;  /* arena index holding the pool memory */
+	size_t pool_bytes;        /* page memory + frame metadata */
+	uint64_t file_pages;      /* current page count */
+	/* counters */
+	uint64_t hits;            /* bp_get found the page mapped */
+	uint64_t misses;          /* bp_get had to read (or create) it */
+	uint64_t reads;           /* page reads submitted (incl. readahead, retries) */
+	uint64_t writes;          /* page writes submitted */
+	uint64_t readaheads;      /* reads submitted by readahead */
+	uint64_t creates;         /* pages created zero-filled */
+	uint64_t evictions;       /* frames taken from a page for reuse/eviction */
+	uint64_t dirty_evictions; /* write-backs started by eviction */
+	uint64_t bgwriter_writes; /* writes started by the background writer */
+	uint64_t fsyncs;
+	uint64_t read_errors;
+	uint64_t write_errors;
+	uint64_t fsync_errors;
+	uint64_t faults_injected;
+	uint64_t busy;            /* bp_get calls that found no frame (-EBUSY) */
+	/* waits (each with a wait-time histogram) */
+	struct bp_wait_hist io_wait;        /* on (frame, BP_LOCKED) */
+	struct bp_wait_hist writeback_wait; /* on (frame, BP_WRITEBACK) */
+	struct bp_wait_hist latch_shared_wait;
+	struct bp_wait_hist latch_exclusive_wait;
+	struct bp_wait_hist frame_wait;     /* bp_get_timed waiting for an unpin */
+	/* snapshot of the frames */
+	uint32_t frames_mapped;
+	uint32_t frames_pinned;
+	uint32_t frames_dirty;
+	uint32_t frames_writeback;
+	uint32_t frames_locked;
+	/* the pool's wait table */
+	struct fwait_stats fwait;
+};
+
+/* Fill *out (a consistent-enough snapshot: counters are read one by one).
+ * -EINVAL for NULL. */
+int bp_stats_get(struct bp_pool *pool, struct bp_stats *out);
+/* Zero the counters and histograms (and the fwait table's stats and the
+ * per-frame wait times). */
+int bp_stats_reset(struct bp_pool *pool);
+
+enum bp_stats_format { BP_STATS_TABLE = 0, BP_STATS_JSON };
+/* One emitter, two back-ends (as malloc_stats_print): a human table or one
+ * JSON object.  0, -EINVAL (NULL, bad format), -EIO (write error). */
+int bp_stats_print(const struct bp_stats *s, FILE *out, enum bp_stats_format fmt);
+
+/* One frame, as pg_buffercache shows a buffer. */
+struct bp_frame_info {
+	uint32_t frame;          /* index */
+	uint64_t pageno;         /* BP_NO_PAGE if unmapped */
+	uint32_t flags;          /* BP_F_* bits of the state word */
+	uint32_t pins;
+	uint32_t usage;          /* 1 if BP_REFERENCED */
+	uint32_t latch_shared;   /* shared holders now */
+	bool latch_exclusive;    /* held exclusive now */
+	uint32_t latch_waiters;  /* threads queued on the latch */
+	uint64_t wait_ns;        /* total ns threads waited on this frame */
+};
+/* Call fn for every frame (unlocked, racy snapshot of each).  Stops early and
+ * returns fn's value if non-zero; else 0.  -EINVAL for NULL. */
+int bp_frames_walk(struct bp_pool *pool,
+		   int (*fn)(const struct bp_frame_info *info, void *arg), void *arg);
+/* Fill out[0..n) with the frames of largest wait_ns (> 0), largest first.
+ * Returns how many were filled, or -EINVAL. */
+int bp_frames_hottest(struct bp_pool *pool, struct bp_frame_info *out, size_t n);
+/* Write the BP_F_* names of flags ("LOCKED|DIRTY", or "-") into buf.
+ * Returns the length written (truncated to len - 1), or -EINVAL. */
+int bp_flags_format(uint32_t flags, char *buf, size_t len);
+
+/* ---- Small accessors ----------------------------------------------------------- */
+
+/* The pool's wait table (for stats, fwait_waiters_walk, tools); NULL for NULL. */
+struct fwait_table *bp_fwait_table(struct bp_pool *pool);
+uint32_t bp_page_size(const struct bp_pool *pool);   /* 0 for NULL */
+uint32_t bp_nframes(const struct bp_pool *pool);     /* 0 for NULL */
+uint64_t bp_page_count(const struct bp_pool *pool);  /* pages in the file (incl. created) */
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BUFPOOL_BUFPOOL_H */

@@ -1,0 +1,196 @@
+/*
+ * clock.c - clock (second-chance) sweep: find a frame for a new page.
+ *
+ * Design note
+ * -----------
+ * The hand is one atomic counter; each step takes the next frame
+ * (fetch_add), so sweeping threads spread over different frames.  A frame
+ * is taken by one CAS on its state word that sets LOCKED and one pin:
+ *   - a free frame (state 0, unmapped) directly;
+ *   - a mapped frame only under the write lock of its page's partition, if
+ *     it is unpinned, clean, not LOCKED/WRITEBACK and not REFERENCED (a set
+ *     REFERENCED bit is cleared instead: the second chance).  The mapping is
+ *     removed under the same lock.
+ * A dirty victim gets its write-back started (writeback.c) and is taken on a
+ * later pass once clean.  If two sweeps find nothing the caller waits for a
+ * write-back or read in flight, or (BP_CLAIM_WAIT_UNPIN) for an unpin, and
+ * returns -EBUSY when every frame is pinned; it never deadlocks because it
+ * holds no lock while waiting and every wait has a deadline.  Frames
+ * pinned but LOCKED (claimed by a concurrent miss, or being read) are not
+ * "pinned by users": the sweep waits for their LOCKED to clear and retries,
+ * so many concurrent misses on one page with few frames do not give -EBUSY.
+ */
+#include <errno.h>
+
+#include "bufpool/internal.h"
+
+#define CLOCK_MAX_ROUNDS 16
+#define TRANSIENT_WAIT_NS (50u * 1000u * 1000u) /* bound on one wait for a busy frame */
+
+bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref)
+{
+	struct bp_partition *part = bp_part_of(p, pageno);
+	pthread_rwlock_wrlock(&part->lock);
+	if (atomic_load_explicit(&f->pageno, memory_order_relaxed) != pageno) {
+		pthread_rwlock_unlock(&part->lock);
+		return false;
+	}
+	uint32_t busy = BP_F_LOCKED | BP_F_WRITEBACK | BP_F_DIRTY | (ignore_ref ? 0 : BP_F_REFERENCED);
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	for (;;) {
+		if (bp_pins(s) || (s & busy)) {
+			pthread_rwlock_unlock(&part->lock);
+			return false;
+		}
+		/* Acquire pairs with the release of the last unpin / write-back
+		 * completion, so our later reuse of the page memory is ordered
+		 * after their accesses. */
+		if (atomic_compare_exchange_weak_explicit(&f->state, &s,
+				s | BP_F_LOCKED | BP_PIN_ONE,
+				memory_order_acquire, memory_order_relaxed))
+			break;
+	}
+	bp_pt_remove_locked(p, f, pageno);
+	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
+	pthread_rwlock_unlock(&part->lock);
+	atomic_fetch_and_explicit(&f->state,
+		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
+	bp_count(p, pageno, BP_C_EVICTIONS);
+	return true;
+}
+
+void bp_free_claimed(struct bp_pool *p, struct bp_frame *f)
+{
+	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
+	atomic_fetch_and_explicit(&f->state, FWAIT_WAITERS_MASK | BP_F_LOCKED, memory_order_relaxed);
+	/* Release: a later claimer (acquire CAS from 0) sees our writes. */
+	fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
+}
+
+static bool try_take_free(struct bp_frame *f, uint32_t s)
+{
+	if (s & ~FWAIT_WAITERS_MASK)
+		return false;
+	/* Acquire pairs with bp_free_claimed's release unlock. */
+	return atomic_compare_exchange_strong_explicit(&f->state, &s,
+			s | BP_F_LOCKED | BP_PIN_ONE, memory_order_acquire, memory_order_relaxed);
+}
+
+/* seq_cst loads: the second half of the Dekker pairing described in
+ * wait_for_unpin. */
+static bool all_pinned(struct bp_pool *p)
+{
+	for (uint32_t i = 0; i < p->nframes; i++)
+		if (!bp_pins(atomic_load_explicit(&p->frames[i].state, memory_order_seq_cst)))
+			return false;
+	return true;
+}
+
+/* A frame with a read, claim or write in flight (pinned or not): its bit
+ * will clear without any user action, so waiting on it makes progress. */
+static struct bp_frame *io_busy_frame(struct bp_pool *p)
+{
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		uint32_t s = atomic_load_explicit(&p->frames[i].state, memory_order_relaxed);
+		if (s & (BP_F_LOCKED | BP_F_WRITEBACK))
+			return &p->frames[i];
+	}
+	return NULL;
+}
+
+struct unpin_wait {
+	struct bp_pool *p;
+	uint64_t seq;
+};
+
+static bool unpin_seen(void *arg)
+{
+	struct unpin_wait *w = arg;
+	return atomic_load_explicit(&w->p->unpin_seq, memory_order_acquire) != w->seq;
+}
+
+/* Sleep until some frame is unpinned or the deadline passes. */
+static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
+{
+	/* Acquire pairs with unpin_wake's release increment. */
+	struct unpin_wait w = { p, atomic_load_explicit(&p->unpin_seq, memory_order_acquire) };
+	/* seq_cst RMW then seq_cst loads of pin counts; bp_unpin does a seq_cst
+	 * pin decrement then a seq_cst load of frame_waiters: one of the two
+	 * sides sees the other, so an unpin is never missed (Dekker). */
+	atomic_fetch_add_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
+	int r = 0;
+	if (all_pinned(p)) {
+		uint64_t t0 = bp_now_ns();
+		r = fwait_wait(p->wt, &p->unpin_seq, 0, unpin_seen, &w, deadline);
+		bp_account_wait(p, NULL, 0, BP_H_FRAME, bp_now_ns() - t0);
+	}
+	atomic_fetch_sub_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
+	return r == -ETIMEDOUT ? -EBUSY : 0;
+}
+
+int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
+		   const struct timespec *deadline, struct bp_frame **out)
+{
+	int sweeps = mode == BP_CLAIM_NOWAIT ? 1 : 2;
+	for (int round = 0; round < CLOCK_MAX_ROUNDS; round++) {
+		struct bp_frame *wb = NULL, *transient = NULL;
+		for (uint64_t i = 0; i < (uint64_t)sweeps * p->nframes; i++) {
+			uint64_t h = atomic_fetch_add_explicit(&p->clock_hand, 1, memory_order_relaxed);
+			struct bp_frame *f = &p->frames[h % p->nframes];
+			uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+			if (try_take_free(f, s)) {
+				*out = f;
+				return 0;
+			}
+			if (bp_pins(s))
+				continue;
+			if (s & (BP_F_LOCKED | BP_F_WRITEBACK)) {
+				transient = f;
+				continue;
+			}
+			uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+			if (pageno == BP_NO_PAGE)
+				continue;
+			if (s & BP_F_REFERENCED) {
+				atomic_fetch_and_explicit(&f->state, ~BP_F_REFERENCED, memory_order_relaxed);
+				continue;
+			}
+			if (s & BP_F_DIRTY) {
+				if (mode != BP_CLAIM_NOWAIT && !wb &&
+				    bp_start_writeback(p, f, BP_WB_TRY) > 0) {
+					bp_count(p, pageno, BP_C_DIRTY_EVICTIONS);
+					wb = f;
+				}
+				continue;
+			}
+			if (bp_try_evict(p, f, pageno, false)) {
+				*out = f;
+				return 0;
+			}
+		}
+		if (mode == BP_CLAIM_NOWAIT)
+			break;
+		if (!wb && !transient)
+			transient = io_busy_frame(p);
+		if (!wb && !transient && all_pinned(p)) {
+			/* Pinned by users, nothing in flight: -EBUSY, or wait. */
+			if (mode != BP_CLAIM_WAIT_UNPIN)
+				break;
+			if (wait_for_unpin(p, deadline) < 0)
+				break;
+			round = 0; /* progress was made: start over */
+			continue;
+		}
+		struct timespec d = fwait_deadline_after_ns(TRANSIENT_WAIT_NS);
+		if (wb) {
+			bp_wait_writeback(p, wb, &d);
+		} else if (transient) {
+			uint32_t s = atomic_load_explicit(&transient->state, memory_order_relaxed);
+			if (s & BP_F_LOCKED)
+				fwait_bit_wait(p->wt, &transient->state, BP_LOCKED, &d);
+			else if (s & BP_F_WRITEBACK)
+				fwait_bit_wait(p->wt, &transient->state, BP_WRITEBACK, &d);
+		}
+	}
+	return -EBUSY;
+}

@@ -1,0 +1,116 @@
+/*
+ * fault.c - the I/O fault injector of the pool's I/O layer.
+ *
+ * Design note
+ * -----------
+ * At most one rule per operation (read, write, fsync), installed with
+ * bp_fault_set and removed with bp_fault_clear.  io.c asks bp_fault_check
+ * before each transfer; with no rule active that is one relaxed load of
+ * active_mask.  A rule matches by page range, fires at most count times
+ * (0 = unlimited), with probability_ppm drawn from its own seeded
+ * xorshift64* generator (deterministic for a given I/O order).
+ *
+ * Guards: fault_state.lock protects rules[]; active_mask mirrors which rules
+ * are active (written under the lock, read relaxed as a hint).
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "bufpool/internal.h"
+
+int bp_fault_init(struct bp_pool *p)
+{
+	memset(p->fault.rules, 0, sizeof(p->fault.rules));
+	atomic_init(&p->fault.active_mask, 0);
+	return pthread_mutex_init(&p->fault.lock, NULL) ? -ENOMEM : 0;
+}
+
+void bp_fault_destroy(struct bp_pool *p)
+{
+	pthread_mutex_destroy(&p->fault.lock);
+}
+
+static uint64_t next_rand(uint64_t *s)
+{
+	uint64_t x = *s ? *s : UINT64_C(0x9E3779B97F4A7C15);
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+int bp_fault_set(struct bp_pool *pool, const struct bp_fault *fault)
+{
+	if (!pool || !fault)
+		return -EINVAL;
+	if ((unsigned)fault->op >= BP_FAULT_OP_COUNT || (unsigned)fault->kind > BP_FAULT_SLOW ||
+	    fault->err < 0 || fault->probability_ppm > 1000000u)
+		return -EINVAL;
+	if (fault->op == BP_FAULT_FSYNC && fault->kind == BP_FAULT_SHORT)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->fault.lock);
+	struct bp_fault_rule *r = &pool->fault.rules[fault->op];
+	r->f = *fault;
+	if (r->f.kind == BP_FAULT_FAIL && r->f.err == 0)
+		r->f.err = EIO;
+	r->fired = 0;
+	r->rng = fault->seed;
+	r->active = true;
+	atomic_fetch_or_explicit(&pool->fault.active_mask, 1u << fault->op, memory_order_relaxed);
+	pthread_mutex_unlock(&pool->fault.lock);
+	return 0;
+}
+
+int bp_fault_clear(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	pthread_mutex_lock(&pool->fault.lock);
+	for (unsigned i = 0; i < BP_FAULT_OP_COUNT; i++)
+		pool->fault.rules[i].active = false;
+	atomic_store_explicit(&pool->fault.active_mask, 0, memory_order_relaxed);
+	pthread_mutex_unlock(&pool->fault.lock);
+	return 0;
+}
+
+enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
+				    uint64_t pageno, int *err, uint64_t *delay_us)
+{
+	*err = 0;
+	*delay_us = 0;
+	if (!(atomic_load_explicit(&p->fault.active_mask, memory_order_relaxed) & (1u << op)))
+		return BP_FA_NONE;
+	enum bp_fault_action a = BP_FA_NONE;
+	pthread_mutex_lock(&p->fault.lock);
+	struct bp_fault_rule *r = &p->fault.rules[op];
+	if (!r->active)
+		goto out;
+	if (op != BP_FAULT_FSYNC && r->f.page_count &&
+	    (pageno < r->f.page_first || pageno - r->f.page_first >= r->f.page_count))
+		goto out;
+	if (r->f.probability_ppm && next_rand(&r->rng) % 1000000u >= r->f.probability_ppm)
+		goto out;
+	r->fired++;
+	if (r->f.count && r->fired >= r->f.count) {
+		r->active = false;
+		atomic_fetch_and_explicit(&p->fault.active_mask, ~(1u << op), memory_order_relaxed);
+	}
+	switch (r->f.kind) {
+	case BP_FAULT_FAIL:
+		a = BP_FA_FAIL;
+		*err = r->f.err;
+		break;
+	case BP_FAULT_SHORT:
+		a = BP_FA_SHORT;
+		*err = EIO;
+		break;
+	case BP_FAULT_SLOW:
+		*delay_us = r->f.delay_us;
+		break;
+	}
+	bp_count(p, pageno, BP_C_FAULTS);
+out:
+	pthread_mutex_unlock(&p->fault.lock);
+	return a;
+}

@@ -1,0 +1,272 @@
+/*
+ * internal.h - private structures of the buffer pool, shared by its files.
+ *
+ * Design note
+ * -----------
+ *   pool.c       open/close, jemalloc arena, accessors
+ *   pagetable.c  partitioned hash pageno -> frame (per-partition rwlock)
+ *   clock.c      clock sweep: claim a free frame or evict a victim
+ *   access.c     bp_get / bp_release / bp_new_page / bp_mark_dirty, readahead
+ *   latch.c      phase-fair shared/exclusive content latches on fwait keys
+ *   io.c         I/O engine: queue + threads doing pread/pwrite, completion
+ *   fault.c      I/O fault injector consulted by io.c and bp_flush
+ *   writeback.c  starting write-back, bp_flush, background writer, eviction hooks
+ *   stats.c      sharded counters, bp_stats_get/print, frame walks
+ *
+ * Locks and what they guard
+ *   bp_partition.lock  the hash chains (heads[] of its buckets, frame.hash_next
+ *                      of frames on those chains) and every change of a mapped
+ *                      frame's tag (frame.pageno); eviction of a mapped frame
+ *                      happens under the write lock of its page's partition,
+ *                      pinning by lookup under the read lock, so a pin and an
+ *                      eviction can never cross.
+ *   frame.state        atomic; bits in bufpool.h.  A frame whose state (minus
+ *                      fwait's waiters bit) is 0 is free and unmapped.
+ *   frame.latch        atomic; see latch.c.
+ *   io_engine.lock     the request queue and the stop flag.
+ *   fault_state.lock   the fault rules.
+ *   writer.lock        the background writer's stop flag (with its condvar).
+ */
+#ifndef BUFPOOL_INTERNAL_H
+#define BUFPOOL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "bufpool/bufpool.h"
+
+#define BP_CACHELINE 64
+#define BP_NONE_IDX UINT32_MAX
+#define BP_MAX_IO_THREADS 64u
+
+enum bp_io_op { BP_IO_READ = 0, BP_IO_WRITE = 1 };
+
+struct bp_frame;
+
+/* One I/O request; embedded in its frame (a frame has at most one read or
+ * write in flight: reads only while LOCKED, writes only while WRITEBACK). */
+struct bp_io_req {
+	struct bp_io_req *next; /* queue link, guarded by io_engine.lock */
+	enum bp_io_op op;
+	uint64_t pageno;
+	struct bp_frame *frame;
+};
+
+struct bp_frame {
+	_Atomic uint32_t state;   /* BP_F_* | pins << BP_PIN_SHIFT | fwait bit 31 */
+	_Atomic int io_err;       /* positive errno of the last failed read */
+	_Atomic uint64_t latch;   /* latch.c */
+	_Atomic uint64_t pageno;  /* tag; BP_NO_PAGE if free; changed under partition lock */
+	_Atomic uint64_t wait_ns; /* total ns waited on this frame (relaxed) */
+	uint32_t hash_next;       /* chain link, guarded by the partition lock */
+	uint32_t index;
+	unsigned char *data;
+	struct bp_io_req io;
+} __attribute__((aligned(BP_CACHELINE)));
+
+/* A wait-time histogram updated with relaxed atomics. */
+struct bp_hist_atomic {
+	_Atomic uint64_t count, total_ns, max_ns;
+	_Atomic uint64_t b[FWAIT_HIST_BUCKETS];
+};
+
+enum bp_hist_kind {
+	BP_H_IO = 0,
+	BP_H_WRITEBACK,
+	BP_H_LATCH_S,
+	BP_H_LATCH_X,
+	BP_H_FRAME,
+	BP_H_COUNT
+};
+
+enum bp_counter {
+	BP_C_HITS = 0,
+	BP_C_MISSES,
+	BP_C_READS,
+	BP_C_WRITES,
+	BP_C_READAHEADS,
+	BP_C_CREATES,
+	BP_C_EVICTIONS,
+	BP_C_DIRTY_EVICTIONS,
+	BP_C_BGWRITER_WRITES,
+	BP_C_FSYNCS,
+	BP_C_READ_ERRORS,
+	BP_C_WRITE_ERRORS,
+	BP_C_FSYNC_ERRORS,
+	BP_C_FAULTS,
+	BP_C_BUSY,
+	BP_C_COUNT
+};
+
+/* One shard of the counters; each partition holds one, so counters are
+ * spread over as many cache lines as there are partitions. */
+struct bp_counters {
+	_Atomic uint64_t c[BP_C_COUNT];
+	struct bp_hist_atomic h[BP_H_COUNT];
+};
+
+struct bp_partition {
+	pthread_rwlock_t lock;
+	/* own cache lines: counting does not bounce the lock's line */
+	struct bp_counters ctr __attribute__((aligned(BP_CACHELINE)));
+} __attribute__((aligned(BP_CACHELINE)));
+
+struct bp_io_engine {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct bp_io_req *head, *tail; /* FIFO of submitted requests */
+	bool stop;
+	unsigned nthreads;
+	pthread_t threads[BP_MAX_IO_THREADS];
+};
+
+struct bp_fault_rule {
+	bool active;
+	struct bp_fault f;
+	uint32_t fired;
+	uint64_t rng;
+};
+
+struct bp_fault_state {
+	pthread_mutex_t lock;
+	_Atomic unsigned active_mask; /* bit per op: skip the lock when 0 */
+	struct bp_fault_rule rules[BP_FAULT_OP_COUNT];
+};
+
+struct bp_writer {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	bool started;
+	pthread_t thread;
+};
+
+struct bp_pool {
+	int fd;
+	unsigned flags;
+	uint32_t page_size;
+	unsigned page_shift;
+	uint32_t nframes;
+	unsigned readahead;
+	uint32_t io_latency_us;
+	unsigned writer_interval_ms;
+	uint64_t max_pageno;      /* largest page number whose offset fits off_t */
+
+	struct bp_frame *frames;
+	unsigned char *pages;
+	unsigned arena;
+	size_t pages_bytes, frames_bytes;
+
+	struct fwait_table *wt;
+
+	unsigned npart;           /* power of two */
+	struct bp_partition *parts;
+	uint32_t *heads;          /* hash bucket heads: frame index or BP_NONE_IDX */
+	unsigned nbuckets;        /* power of two; bucket b belongs to partition b & (npart-1) */
+	unsigned bucket_shift;    /* 64 - log2(nbuckets) */
+
+	_Atomic uint64_t npages;      /* pages in the file, including created ones */
+	_Atomic uint64_t clock_hand;
+	_Atomic uint64_t last_miss;   /* readahead: end of the last sequential miss */
+	_Atomic int write_err;        /* first write error since the last bp_flush */
+	_Atomic uint64_t unpin_seq;   /* bumped on unpin-to-zero while someone waits */
+	_Atomic uint32_t frame_waiters;
+
+	struct bp_io_engine io;
+	struct bp_fault_state fault;
+	struct bp_writer writer;
+};
+
+/* ---- helpers ---- */
+
+static inline uint32_t bp_pins(uint32_t s)
+{
+	return (s & BP_PIN_MASK) >> BP_PIN_SHIFT;
+}
+
+static inline uint64_t bp_hash_bucket(const struct bp_pool *p, uint64_t pageno)
+{
+	return (pageno * UINT64_C(0x9E3779B97F4A7C15)) >> p->bucket_shift;
+}
+
+static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t pageno)
+{
+	return &p->parts[bp_hash_bucket(p, pageno) & (p->npart - 1)];
+}
+
+static inline struct bp_counters *bp_ctr(struct bp_pool *p, uint64_t pageno)
+{
+	return &bp_part_of(p, pageno)->ctr;
+}
+
+static inline void bp_count(struct bp_pool *p, uint64_t pageno, enum bp_counter c)
+{
+	atomic_fetch_add_explicit(&bp_ctr(p, pageno)->c[c], 1, memory_order_relaxed);
+}
+
+uint64_t bp_now_ns(void);
+void bp_hist_add(struct bp_hist_atomic *h, uint64_t ns);
+/* Record a wait of ns on frame f (its pageno shard, its per-frame total). */
+void bp_account_wait(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
+		     enum bp_hist_kind kind, uint64_t ns);
+
+/* pagetable.c */
+struct bp_frame *bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno);
+bool bp_pt_contains(struct bp_pool *p, uint64_t pageno);
+/* Insert claimed frame f as pageno, or, if pageno is already mapped, pin and
+ * return that frame instead (f untouched). */
+struct bp_frame *bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
+/* Called with the partition write lock held. */
+void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
+
+/* clock.c */
+enum bp_claim_mode { BP_CLAIM_NOWAIT = 0, BP_CLAIM_WAIT_IO, BP_CLAIM_WAIT_UNPIN };
+/* A frame with state LOCKED | one pin, unmapped.  -EBUSY if none. */
+int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
+		   const struct timespec *deadline, struct bp_frame **out);
+/* Give back a claimed, unmapped frame (LOCKED | pin) as free. */
+void bp_free_claimed(struct bp_pool *p, struct bp_frame *f);
+/* Evict mapped frame f if it is still pageno, unpinned, clean, unlocked;
+ * on success the frame is claimed (LOCKED | one pin, unmapped). */
+bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref);
+
+/* access.c */
+void bp_unpin(struct bp_pool *p, struct bp_frame *f);
+bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
+
+/* latch.c */
+void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);
+
+/* io.c */
+int bp_io_start(struct bp_pool *p);
+/* Start n I/O threads (after bp_io_start); bp_io_stop joins those started. */
+int bp_io_spawn(struct bp_pool *p, unsigned n);
+void bp_io_stop(struct bp_pool *p);
+void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
+/* fsync through the fault injector; 0 or negative errno. */
+int bp_io_fsync(struct bp_pool *p);
+
+/* fault.c */
+enum bp_fault_action { BP_FA_NONE = 0, BP_FA_FAIL, BP_FA_SHORT };
+int bp_fault_init(struct bp_pool *p);
+void bp_fault_destroy(struct bp_pool *p);
+/* Decide the fault for one I/O; *err gets the errno for FAIL, *delay_us the
+ * added latency (SLOW). */
+enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
+				    uint64_t pageno, int *err, uint64_t *delay_us);
+
+/* writeback.c */
+enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
+/* Start write-back of f if dirty: 1 started, 0 nothing to do / latch busy. */
+int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode);
+void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
+int bp_writer_start(struct bp_pool *p);
+void bp_writer_stop(struct bp_pool *p);
+
+/* Latch helpers for writers (shared, try or wait). */
+int bp_latch_shared_internal(struct bp_pool *p, struct bp_frame *f, bool try_only);
+void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f);
+
+#endif /* BUFPOOL_INTERNAL_H */

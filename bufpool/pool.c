@@ -1,0 +1,291 @@
+/*
+ * pool.c - bp_open / bp_close and the small accessors.
+ *
+ * Design note
+ * -----------
+ * bp_open validates the config, opens the file, creates a dedicated jemalloc
+ * arena (arenas.create) and allocates the page memory (aligned to the page
+ * size, for O_DIRECT) and the frame metadata (cache-line aligned) from it,
+ * so the pool's memory shows in jemalloc's stats.arenas.<i>.  It then
+ * builds the wait table, the page table partitions, the fault injector, the
+ * I/O threads and the background writer.  Every step is undone in reverse
+ * by pool_destroy, which bp_close calls after writing everything back.
+ * The pool holds no global state; all fields are set before any thread is
+ * started (pthread_create orders them) and are read-only afterwards except
+ * the atomics listed in internal.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <jemalloc/jemalloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bufpool/internal.h"
+
+static unsigned log2u(uint64_t v)
+{
+	unsigned n = 0;
+	while ((UINT64_C(1) << n) < v)
+		n++;
+	return n;
+}
+
+static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32_t *nframes)
+{
+	*page_size = cfg->page_size ? cfg->page_size : BP_PAGE_SIZE_DEFAULT;
+	*nframes = cfg->nframes ? cfg->nframes : BP_NFRAMES_DEFAULT;
+	if (!cfg->path || !cfg->path[0]) {
+		fprintf(stderr, "bufpool: bp_open: no file path in the config\n");
+		return -EINVAL;
+	}
+	if (*page_size < BP_PAGE_SIZE_MIN || *page_size > BP_PAGE_SIZE_MAX ||
+	    (*page_size & (*page_size - 1))) {
+		fprintf(stderr, "bufpool: bp_open: page size %u is not a power of two in [%u, %u]\n",
+			*page_size, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX);
+		return -EINVAL;
+	}
+	if (*nframes < 2 || *nframes >= (UINT32_C(1) << 30)) {
+		fprintf(stderr, "bufpool: bp_open: nframes %u out of range [2, 2^30)\n", *nframes);
+		return -EINVAL;
+	}
+	if (cfg->io_threads > BP_MAX_IO_THREADS) {
+		fprintf(stderr, "bufpool: bp_open: io_threads %u > %u\n", cfg->io_threads,
+			BP_MAX_IO_THREADS);
+		return -EINVAL;
+	}
+	const unsigned known = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_DIRECT |
+			       BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD | BP_OPEN_READONLY;
+	if (cfg->flags & ~known) {
+		fprintf(stderr, "bufpool: bp_open: unknown flags 0x%x\n", cfg->flags & ~known);
+		return -EINVAL;
+	}
+	if ((cfg->flags & BP_OPEN_READONLY) && (cfg->flags & (BP_OPEN_CREATE | BP_OPEN_TRUNCATE))) {
+		fprintf(stderr, "bufpool: bp_open: read-only excludes create/truncate\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int alloc_memory(struct bp_pool *p)
+{
+	unsigned arena;
+	size_t sz = sizeof(arena);
+	if (mallctl("arenas.create", &arena, &sz, NULL, 0) != 0)
+		return -ENOMEM;
+	p->arena = arena;
+	int flags = MALLOCX_ARENA(arena) | MALLOCX_TCACHE_NONE;
+	p->pages_bytes = (size_t)p->nframes * p->page_size;
+	p->frames_bytes = (size_t)p->nframes * sizeof(struct bp_frame);
+	p->pages = mallocx(p->pages_bytes, flags | MALLOCX_ALIGN(p->page_size) | MALLOCX_ZERO);
+	p->frames = mallocx(p->frames_bytes, flags | MALLOCX_ALIGN(BP_CACHELINE) | MALLOCX_ZERO);
+	if (!p->pages || !p->frames)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		struct bp_frame *f = &p->frames[i];
+		atomic_init(&f->state, 0);
+		atomic_init(&f->io_err, 0);
+		atomic_init(&f->latch, 0);
+		atomic_init(&f->pageno, BP_NO_PAGE);
+		atomic_init(&f->wait_ns, 0);
+		f->hash_next = BP_NONE_IDX;
+		f->index = i;
+		f->data = p->pages + (size_t)i * p->page_size;
+	}
+	return 0;
+}
+
+static void free_memory(struct bp_pool *p)
+{
+	int flags = MALLOCX_ARENA(p->arena) | MALLOCX_TCACHE_NONE;
+	if (p->pages)
+		dallocx(p->pages, flags);
+	if (p->frames)
+		dallocx(p->frames, flags);
+	if (p->pages || p->frames) {
+		char name[64];
+		snprintf(name, sizeof(name), "arena.%u.destroy", p->arena);
+		mallctl(name, NULL, NULL, NULL, 0);
+	}
+}
+
+static int build_page_table(struct bp_pool *p, unsigned partitions)
+{
+	unsigned np = partitions ? partitions : (p->nframes >= 4096 ? 128 : 32);
+	np = 1u << log2u(np);
+	unsigned bshift = log2u((uint64_t)p->nframes * 2);
+	if (bshift < 6)
+		bshift = 6;
+	p->nbuckets = 1u << bshift;
+	if (np > p->nbuckets)
+		np = p->nbuckets;
+	p->npart = np;
+	p->bucket_shift = 64 - bshift;
+	p->heads = malloc(sizeof(*p->heads) * p->nbuckets);
+	p->parts = aligned_alloc(BP_CACHELINE, sizeof(*p->parts) * np);
+	if (!p->heads || !p->parts)
+		return -ENOMEM;
+	memset(p->parts, 0, sizeof(*p->parts) * np);
+	for (unsigned i = 0; i < p->nbuckets; i++)
+		p->heads[i] = BP_NONE_IDX;
+	for (unsigned i = 0; i < np; i++) {
+		if (pthread_rwlock_init(&p->parts[i].lock, NULL)) {
+			p->npart = i;
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Stages reached by bp_open, undone in reverse by pool_destroy. */
+enum { ST_MEM = 1, ST_TABLE, ST_PT, ST_FAULT, ST_IO, ST_WRITER };
+
+static void pool_destroy(struct bp_pool *p, int stage)
+{
+	if (stage >= ST_WRITER)
+		bp_writer_stop(p);
+	if (stage >= ST_IO)
+		bp_io_stop(p);
+	if (stage >= ST_FAULT)
+		bp_fault_destroy(p);
+	if (stage >= ST_PT)
+		for (unsigned i = 0; i < p->npart; i++)
+			pthread_rwlock_destroy(&p->parts[i].lock);
+	free(p->parts);
+	free(p->heads);
+	if (stage >= ST_TABLE)
+		fwait_table_destroy(p->wt);
+	free_memory(p);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p);
+}
+
+int bp_open(struct bp_pool **out, const struct bp_config *cfg)
+{
+	if (!out || !cfg)
+		return -EINVAL;
+	uint32_t page_size, nframes;
+	int r = check_config(cfg, &page_size, &nframes);
+	if (r < 0)
+		return r;
+	struct bp_pool *p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->fd = -1;
+	p->flags = cfg->flags;
+	p->page_size = page_size;
+	p->page_shift = log2u(page_size);
+	p->nframes = nframes;
+	p->readahead = (cfg->flags & BP_OPEN_NO_READAHEAD) ? 0
+		     : cfg->readahead_pages ? cfg->readahead_pages : BP_READAHEAD_DEFAULT;
+	p->io_latency_us = cfg->io_latency_us;
+	p->writer_interval_ms = cfg->writer_interval_ms ? cfg->writer_interval_ms
+							: BP_WRITER_INTERVAL_MS_DEFAULT;
+	p->max_pageno = ((uint64_t)INT64_MAX >> p->page_shift) - 1;
+	atomic_init(&p->clock_hand, 0);
+	atomic_init(&p->last_miss, BP_NO_PAGE - 1);
+	atomic_init(&p->write_err, 0);
+	atomic_init(&p->unpin_seq, 0);
+	atomic_init(&p->frame_waiters, 0);
+
+	int oflags = (cfg->flags & BP_OPEN_READONLY) ? O_RDONLY : O_RDWR;
+	oflags |= O_CLOEXEC;
+	if (cfg->flags & BP_OPEN_CREATE)
+		oflags |= O_CREAT;
+	if (cfg->flags & BP_OPEN_TRUNCATE)
+		oflags |= O_TRUNC;
+	if (cfg->flags & BP_OPEN_DIRECT)
+		oflags |= O_DIRECT;
+	p->fd = open(cfg->path, oflags, 0644);
+	struct stat st;
+	if (p->fd < 0 || fstat(p->fd, &st) < 0) {
+		r = -errno;
+		pool_destroy(p, 0);
+		return r;
+	}
+	atomic_init(&p->npages, (uint64_t)st.st_size >> p->page_shift);
+
+	int stage = 0;
+	if ((r = alloc_memory(p)) < 0)
+		goto fail;
+	stage = ST_MEM;
+	if ((r = fwait_table_create(&p->wt, &cfg->fwait)) < 0)
+		goto fail;
+	stage = ST_TABLE;
+	if ((r = build_page_table(p, cfg->partitions)) < 0)
+		goto fail;
+	stage = ST_PT;
+	if ((r = bp_fault_init(p)) < 0)
+		goto fail;
+	stage = ST_FAULT;
+	if ((r = bp_io_start(p)) < 0)
+		goto fail;
+	stage = ST_IO;
+	if ((r = bp_io_spawn(p, cfg->io_threads ? cfg->io_threads : BP_IO_THREADS_DEFAULT)) < 0)
+		goto fail;
+	if ((r = bp_writer_start(p)) < 0)
+		goto fail;
+	stage = ST_WRITER;
+	*out = p;
+	return 0;
+fail:
+	pool_destroy(p, stage);
+	return r;
+}
+
+static bool any_pinned(struct bp_pool *p)
+{
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		struct bp_frame *f = &p->frames[i];
+		/* Acquire pairs with the release of the last unpin. */
+		if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire))) {
+			fprintf(stderr, "bufpool: bp_close: frame %u (page %llu) is still pinned\n", i,
+				(unsigned long long)atomic_load_explicit(&f->pageno,
+									 memory_order_relaxed));
+			return true;
+		}
+	}
+	return false;
+}
+
+int bp_close(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	/* Stop the writer and let in-flight writes drop their pins, so only
+	 * the callers' pins remain. */
+	bp_writer_stop(pool);
+	for (uint32_t i = 0; i < pool->nframes; i++)
+		bp_wait_writeback(pool, &pool->frames[i], NULL);
+	if (any_pinned(pool)) {
+		bp_writer_start(pool);
+		return -EBUSY;
+	}
+	int r = bp_flush(pool);
+	pool_destroy(pool, ST_IO);
+	return r;
+}
+
+struct fwait_table *bp_fwait_table(struct bp_pool *pool)
+{
+	return pool ? pool->wt : NULL;
+}
+
+uint32_t bp_page_size(const struct bp_pool *pool)
+{
+	return pool ? pool->page_size : 0;
+}
+
+uint32_t bp_nframes(const struct bp_pool *pool)
+{
+	return pool ? pool->nframes : 0;
+}
+
+uint64_t bp_page_count(const struct bp_pool *pool)
+{
+	/* Acquire pairs with the release updates of npages (access.c). */
+	return pool ? atomic_load_explicit(&((struct bp_pool *)pool)->npages, memory_order_acquire) : 0;
+}

@@ -1,0 +1,229 @@
+/*
+ * stats.c - counters, wait histograms, bp_stats_get/reset/print and the
+ * per-frame introspection (bp_frames_walk, bp_frames_hottest).
+ *
+ * Design note
+ * -----------
+ * Counters and histograms are sharded: each page-table partition holds one
+ * struct bp_counters on its own cache lines and an event is counted in the
+ * shard of its page, so no counter is one hot shared line.  All updates are
+ * relaxed atomics (they order nothing); bp_stats_get sums the shards.  Wait
+ * times are only measured on slow paths (a thread that actually waited),
+ * so the hit path never reads the clock.  Each frame also accumulates the
+ * ns waited on it (relaxed), for bp_frames_hottest.
+ *
+ * bp_stats_print is one emitter walking the stats once, with two back-ends
+ * (human table, JSON), as jemalloc's malloc_stats_print.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bufpool/internal.h"
+
+uint64_t bp_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static unsigned hist_bucket(uint64_t ns)
+{
+	unsigned b = 0;
+	while (ns > 1 && b < FWAIT_HIST_BUCKETS - 1) {
+		ns >>= 1;
+		b++;
+	}
+	return b;
+}
+
+void bp_hist_add(struct bp_hist_atomic *h, uint64_t ns)
+{
+	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->total_ns, ns, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->b[hist_bucket(ns)], 1, memory_order_relaxed);
+	uint64_t m = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
+	while (ns > m && !atomic_compare_exchange_weak_explicit(&h->max_ns, &m, ns,
+			memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+void bp_account_wait(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
+		     enum bp_hist_kind kind, uint64_t ns)
+{
+	bp_hist_add(&bp_ctr(p, pageno)->h[kind], ns);
+	if (f)
+		atomic_fetch_add_explicit(&f->wait_ns, ns, memory_order_relaxed);
+}
+
+static void hist_sum(struct bp_wait_hist *out, struct bp_hist_atomic *h)
+{
+	out->count += atomic_load_explicit(&h->count, memory_order_relaxed);
+	out->total_ns += atomic_load_explicit(&h->total_ns, memory_order_relaxed);
+	uint64_t m = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
+	if (m > out->max_ns)
+		out->max_ns = m;
+	for (unsigned i = 0; i < FWAIT_HIST_BUCKETS; i++)
+		out->ns_hist[i] += atomic_load_explicit(&h->b[i], memory_order_relaxed);
+}
+
+int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
+{
+	if (!pool || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->page_size = pool->page_size;
+	out->nframes = pool->nframes;
+	out->partitions = pool->npart;
+	out->io_threads = pool->io.nthreads;
+	out->policy = fwait_table_policy(pool->wt);
+	out->jemalloc_arena = pool->arena;
+	out->pool_bytes = pool->pages_bytes + pool->frames_bytes;
+	out->file_pages = atomic_load_explicit(&pool->npages, memory_order_relaxed);
+	uint64_t c[BP_C_COUNT] = { 0 };
+	for (unsigned i = 0; i < pool->npart; i++) {
+		struct bp_counters *ctr = &pool->parts[i].ctr;
+		for (unsigned k = 0; k < BP_C_COUNT; k++)
+			c[k] += atomic_load_explicit(&ctr->c[k], memory_order_relaxed);
+		hist_sum(&out->io_wait, &ctr->h[BP_H_IO]);
+		hist_sum(&out->writeback_wait, &ctr->h[BP_H_WRITEBACK]);
+		hist_sum(&out->latch_shared_wait, &ctr->h[BP_H_LATCH_S]);
+		hist_sum(&out->latch_exclusive_wait, &ctr->h[BP_H_LATCH_X]);
+		hist_sum(&out->frame_wait, &ctr->h[BP_H_FRAME]);
+	}
+	out->hits = c[BP_C_HITS];
+	out->misses = c[BP_C_MISSES];
+	out->reads = c[BP_C_READS];
+	out->writes = c[BP_C_WRITES];
+	out->readaheads = c[BP_C_READAHEADS];
+	out->creates = c[BP_C_CREATES];
+	out->evictions = c[BP_C_EVICTIONS];
+	out->dirty_evictions = c[BP_C_DIRTY_EVICTIONS];
+	out->bgwriter_writes = c[BP_C_BGWRITER_WRITES];
+	out->fsyncs = c[BP_C_FSYNCS];
+	out->read_errors = c[BP_C_READ_ERRORS];
+	out->write_errors = c[BP_C_WRITE_ERRORS];
+	out->fsync_errors = c[BP_C_FSYNC_ERRORS];
+	out->faults_injected = c[BP_C_FAULTS];
+	out->busy = c[BP_C_BUSY];
+	for (uint32_t i = 0; i < pool->nframes; i++) {
+		struct bp_frame *f = &pool->frames[i];
+		uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+		if (atomic_load_explicit(&f->pageno, memory_order_relaxed) != BP_NO_PAGE)
+			out->frames_mapped++;
+		out->frames_pinned += bp_pins(s) != 0;
+		out->frames_dirty += (s & BP_F_DIRTY) != 0;
+		out->frames_writeback += (s & BP_F_WRITEBACK) != 0;
+		out->frames_locked += (s & BP_F_LOCKED) != 0;
+	}
+	fwait_stats_get(pool->wt, &out->fwait);
+	return 0;
+}
+
+int bp_stats_reset(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	for (unsigned i = 0; i < pool->npart; i++) {
+		struct bp_counters *ctr = &pool->parts[i].ctr;
+		for (unsigned k = 0; k < BP_C_COUNT; k++)
+			atomic_store_explicit(&ctr->c[k], 0, memory_order_relaxed);
+		for (unsigned k = 0; k < BP_H_COUNT; k++) {
+			struct bp_hist_atomic *h = &ctr->h[k];
+			atomic_store_explicit(&h->count, 0, memory_order_relaxed);
+			atomic_store_explicit(&h->total_ns, 0, memory_order_relaxed);
+			atomic_store_explicit(&h->max_ns, 0, memory_order_relaxed);
+			for (unsigned b = 0; b < FWAIT_HIST_BUCKETS; b++)
+				atomic_store_explicit(&h->b[b], 0, memory_order_relaxed);
+		}
+	}
+	for (uint32_t i = 0; i < pool->nframes; i++)
+		atomic_store_explicit(&pool->frames[i].wait_ns, 0, memory_order_relaxed);
+	fwait_stats_reset(pool->wt);
+	return 0;
+}
+
+/* ---- frame introspection ---- */
+
+static void frame_info(struct bp_frame *f, struct bp_frame_info *info)
+{
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	info->frame = f->index;
+	info->pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	info->flags = s & BP_FLAGS_MASK;
+	info->pins = bp_pins(s);
+	info->usage = (s & BP_F_REFERENCED) ? 1 : 0;
+	bp_latch_peek(f, &info->latch_shared, &info->latch_exclusive, &info->latch_waiters);
+	info->wait_ns = atomic_load_explicit(&f->wait_ns, memory_order_relaxed);
+}
+
+int bp_frames_walk(struct bp_pool *pool,
+		   int (*fn)(const struct bp_frame_info *info, void *arg), void *arg)
+{
+	if (!pool || !fn)
+		return -EINVAL;
+	for (uint32_t i = 0; i < pool->nframes; i++) {
+		struct bp_frame_info info;
+		frame_info(&pool->frames[i], &info);
+		int r = fn(&info, arg);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static int by_wait_desc(const void *a, const void *b)
+{
+	const struct bp_frame_info *x = a, *y = b;
+	if (x->wait_ns != y->wait_ns)
+		return x->wait_ns < y->wait_ns ? 1 : -1;
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+int bp_frames_hottest(struct bp_pool *pool, struct bp_frame_info *out, size_t n)
+{
+	if (!pool || (!out && n))
+		return -EINVAL;
+	struct bp_frame_info *all = malloc(sizeof(*all) * pool->nframes);
+	if (!all)
+		return -ENOMEM;
+	size_t cnt = 0;
+	for (uint32_t i = 0; i < pool->nframes; i++) {
+		frame_info(&pool->frames[i], &all[cnt]);
+		if (all[cnt].wait_ns)
+			cnt++;
+	}
+	qsort(all, cnt, sizeof(*all), by_wait_desc);
+	if (cnt > n)
+		cnt = n;
+	if (cnt)
+		memcpy(out, all, cnt * sizeof(*all));
+	free(all);
+	return (int)cnt;
+}
+
+int bp_flags_format(uint32_t flags, char *buf, size_t len)
+{
+	static const char *const names[] = { "LOCKED", "WRITEBACK", "DIRTY", "UPTODATE",
+					     "ERROR", "REFERENCED" };
+	if (!buf || !len)
+		return -EINVAL;
+	size_t pos = 0;
+	buf[0] = '\0';
+	for (unsigned b = 0; b < sizeof(names) / sizeof(names[0]); b++) {
+		if (!(flags & (1u << b)))
+			continue;
+		int n = snprintf(buf + pos, len - pos, "%s%s", pos ? "|" : "", names[b]);
+		if (n < 0)
+			return -EINVAL;
+		pos += (size_t)n;
+		if (pos >= len) {
+			pos = len - 1;
+			break;
+		}
+	}
+	if (pos == 0)
+		pos = (size_t)snprintf(buf, len, "-") >= len ? len - 1 : 1;
+	return (int)pos;
+}

@@ -1,0 +1,238 @@
+/*
+ * writeback.c - writing dirty pages: starting a write-back, bp_flush, the
+ * background writer, and the eviction hooks bp_evict_page / bp_evict_all.
+ *
+ * Design note
+ * -----------
+ * Starting a write-back of frame f:
+ *   1. pin f, but only while it is DIRTY (one CAS; the evictor's CAS needs
+ *      a clean frame with no pins, so the two exclude each other and no
+ *      partition lock is needed);
+ *   2. take the latch shared (try, or wait for bp_flush);
+ *   3. one CAS clears DIRTY and sets WRITEBACK (skip if already in flight);
+ *   4. drop the latch and the pin (WRITEBACK keeps the frame from eviction)
+ *      and submit the write; the completion (io.c) clears WRITEBACK with
+ *      fwait_bit_clear, waking every waiter of (frame, WRITEBACK).
+ * Because WRITEBACK is only set under a shared latch and an exclusive latch
+ * waits for WRITEBACK to clear, a page never changes while it is written.
+ * Waiting for a write-back is fwait_bit_wait on (frame, WRITEBACK), which
+ * loops until the bit is seen clear (it may be set again meanwhile).
+ *
+ * Write errors: the completion re-marks the page DIRTY and records the
+ * first error in pool.write_err; bp_flush returns and resets it.
+ *
+ * Guards: writer.lock protects writer.stop (the condvar paces the loop).
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "bufpool/internal.h"
+
+/* Acquire on the pin pairs with the release of the previous unpin. */
+static bool pin_if_dirty(struct bp_frame *f)
+{
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	for (;;) {
+		if (!(s & BP_F_DIRTY) || (s & (BP_F_WRITEBACK | BP_F_LOCKED)))
+			return false;
+		if (atomic_compare_exchange_weak_explicit(&f->state, &s, s + BP_PIN_ONE,
+				memory_order_acquire, memory_order_relaxed))
+			return true;
+	}
+}
+
+int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode)
+{
+	if (!pin_if_dirty(f))
+		return 0;
+	if (bp_latch_shared_internal(p, f, mode == BP_WB_TRY) < 0) {
+		bp_unpin(p, f);
+		return 0;
+	}
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	bool started = false;
+	while ((s & BP_F_DIRTY) && !(s & BP_F_WRITEBACK)) {
+		/* Acquire pairs with bp_mark_dirty's release: we write what the
+		 * last modifier wrote. */
+		if (atomic_compare_exchange_weak_explicit(&f->state, &s,
+				(s & ~BP_F_DIRTY) | BP_F_WRITEBACK,
+				memory_order_acquire, memory_order_relaxed)) {
+			started = true;
+			break;
+		}
+	}
+	uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	bp_unlatch_shared_internal(p, f);
+	/* WRITEBACK now keeps the frame from eviction; the pin can go. */
+	bp_unpin(p, f);
+	if (!started)
+		return 0;
+	bp_io_submit(p, f, BP_IO_WRITE, pageno);
+	return 1;
+}
+
+void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline)
+{
+	/* Acquire pairs with the completion's release clear of WRITEBACK. */
+	if (!(atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_WRITEBACK))
+		return;
+	uint64_t t0 = bp_now_ns();
+	fwait_bit_wait(p->wt, &f->state, BP_WRITEBACK, deadline);
+	bp_account_wait(p, f, atomic_load_explicit(&f->pageno, memory_order_relaxed),
+			BP_H_WRITEBACK, bp_now_ns() - t0);
+}
+
+static void wait_all_writeback(struct bp_pool *p)
+{
+	for (uint32_t i = 0; i < p->nframes; i++)
+		bp_wait_writeback(p, &p->frames[i], NULL);
+}
+
+int bp_flush(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	if (pool->flags & BP_OPEN_READONLY)
+		return 0;
+	/* Writes already in flight may fail and leave pages dirty again:
+	 * wait for them before the pass that writes every dirty page. */
+	wait_all_writeback(pool);
+	for (uint32_t i = 0; i < pool->nframes; i++)
+		bp_start_writeback(pool, &pool->frames[i], BP_WB_WAIT);
+	wait_all_writeback(pool);
+	/* The completions' write_err stores happen before their
+	 * fwait_bit_clear, which our bit waits observed. */
+	int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
+	int ferr = bp_io_fsync(pool);
+	if (err)
+		return -err;
+	return ferr;
+}
+
+int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
+{
+	if (!pool)
+		return -EINVAL;
+	struct bp_frame *f = bp_pt_lookup_pin(pool, pageno);
+	if (!f)
+		return -ENOENT;
+	/* Acquire pairs with the read completion's release unlock. */
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
+	if (s & BP_F_LOCKED) {
+		bp_unpin(pool, f);
+		return -EBUSY;
+	}
+	/* A dirty page is written (and waited for) before it can go. */
+	bp_wait_writeback(pool, f, NULL);
+	if (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) {
+		bp_start_writeback(pool, f, BP_WB_WAIT);
+		bp_wait_writeback(pool, f, NULL);
+	}
+	/* Acquire pairs with the completion's release clear of WRITEBACK,
+	 * ordered after its DIRTY re-set and write_err store. */
+	bool still_dirty = atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_DIRTY;
+	bp_unpin(pool, f);
+	if (still_dirty) {
+		/* acq_rel: as in bp_flush. */
+		int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
+		return err ? -err : -EBUSY;
+	}
+	if (!bp_try_evict(pool, f, pageno, true))
+		return -EBUSY;
+	bp_free_claimed(pool, f);
+	return 0;
+}
+
+int bp_evict_all(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	int r = bp_flush(pool);
+	if (r < 0)
+		return r;
+	int n = 0;
+	for (uint32_t i = 0; i < pool->nframes; i++) {
+		struct bp_frame *f = &pool->frames[i];
+		uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+		if (pageno == BP_NO_PAGE)
+			continue;
+		if (bp_try_evict(pool, f, pageno, true)) {
+			bp_free_claimed(pool, f);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* ---- background writer ---- */
+
+static void *writer_thread(void *arg)
+{
+	struct bp_pool *p = arg;
+	struct bp_writer *w = &p->writer;
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)p->writer_interval_ms * 1000000u;
+		ts.tv_sec += (time_t)(ns / 1000000000u);
+		ts.tv_nsec = (long)(ns % 1000000000u);
+		pthread_cond_timedwait(&w->cond, &w->lock, &ts);
+		if (w->stop)
+			break;
+		pthread_mutex_unlock(&w->lock);
+		for (uint32_t i = 0; i < p->nframes; i++) {
+			struct bp_frame *f = &p->frames[i];
+			uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+			if ((s & BP_F_DIRTY) && !bp_pins(s) &&
+			    bp_start_writeback(p, f, BP_WB_TRY) > 0)
+				bp_count(p, atomic_load_explicit(&f->pageno, memory_order_relaxed),
+					 BP_C_BGWRITER_WRITES);
+		}
+		pthread_mutex_lock(&w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+int bp_writer_start(struct bp_pool *p)
+{
+	struct bp_writer *w = &p->writer;
+	w->stop = false;
+	w->started = false;
+	if (pthread_mutex_init(&w->lock, NULL))
+		return -ENOMEM;
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	int r = pthread_cond_init(&w->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (r) {
+		pthread_mutex_destroy(&w->lock);
+		return -ENOMEM;
+	}
+	if (p->flags & BP_OPEN_NO_BGWRITER)
+		return 0;
+	r = pthread_create(&w->thread, NULL, writer_thread, p);
+	if (r) {
+		pthread_cond_destroy(&w->cond);
+		pthread_mutex_destroy(&w->lock);
+		return -r;
+	}
+	w->started = true;
+	return 0;
+}
+
+void bp_writer_stop(struct bp_pool *p)
+{
+	struct bp_writer *w = &p->writer;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	if (w->started)
+		pthread_join(w->thread, NULL);
+	w->started = false;
+	pthread_cond_destroy(&w->cond);
+	pthread_mutex_destroy(&w->lock);
+}

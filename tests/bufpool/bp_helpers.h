@@ -1,0 +1,63 @@
+/*
+ * bp_helpers.h - shared scaffolding of the bufpool unit tests.
+ *
+ * Design note: each test works in its own mkdtemp directory under /tmp,
+ * removed (with its files) at the end.  Every wait in a test is bounded:
+ * threads are joined against a deadline, and "is a thread parked yet?" is
+ * answered by polling the pool's fwait table with a deadline.  Nothing
+ * sleeps to synchronise; workers record what they saw and the Check thread
+ * asserts.
+ */
+#ifndef TESTS_BUFPOOL_BP_HELPERS_H
+#define TESTS_BUFPOOL_BP_HELPERS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bufpool/bufpool.h"
+
+#define BT_DEADLINE_MS 30000u
+
+struct bt_dir {
+	char path[128];
+	char file[160];
+};
+
+/* Unchecked fixture (runs in the Check parent, so it also runs when a
+ * forked test fails): mkdtemp("/tmp/bufpool-test-XXXXXX") as the root of
+ * every test directory; the teardown removes the whole tree. */
+void bt_root_make(void);
+void bt_root_remove(void);
+/* A fresh directory under the root; file = path + "/pages". */
+void bt_dir_make(struct bt_dir *d);
+/* Removes the file and the directory. */
+void bt_dir_remove(struct bt_dir *d);
+
+/* A config for d->file: nframes, no background writer unless bgwriter,
+ * no readahead; create. */
+struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwriter);
+
+uint64_t bt_now_ns(void);
+bool bt_sanitized(void);
+unsigned bt_scaled(unsigned n, unsigned floor);
+
+void bt_spawn(pthread_t *tid, void *(*fn)(void *), void *arg);
+/* Joins n threads, failing the test if not all done within timeout_ms. */
+void bt_join_all(pthread_t *tids, size_t n, unsigned timeout_ms, const char *what);
+/* Number of threads parked on key in t (any bit). */
+size_t bt_parked_on(struct fwait_table *t, const void *key);
+size_t bt_parked(struct fwait_table *t);
+/* Polls until bt_parked(t) >= n; false at the deadline. */
+bool bt_wait_parked(struct fwait_table *t, size_t n, unsigned timeout_ms);
+void bt_pause(unsigned *spins);
+
+/* Fill page with a pattern derived from (pageno, version); check it. */
+void bt_fill(void *page, uint32_t size, uint64_t pageno, uint64_t version);
+bool bt_check(const void *page, uint32_t size, uint64_t pageno, uint64_t version);
+
+/* Flags of the frame currently holding pageno (UINT32_MAX if none). */
+uint32_t bt_flags_of(struct bp_pool *pool, uint64_t pageno);
+
+#endif

@@ -1,0 +1,331 @@
+/*
+ * test_faults.c - bufpool under injected I/O faults: every injected error
+ * reaches a caller as a negative errno, no frame stays LOCKED/WRITEBACK, no
+ * waiter sleeps forever, failed writes keep their pages dirty, and after the
+ * fault clears (and close + reopen) every acknowledged write is there.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bp_helpers.h"
+
+static struct bt_dir dir;
+
+static void setup(void) { bt_dir_make(&dir); }
+static void teardown(void) { bt_dir_remove(&dir); }
+
+static void make_file(uint64_t npages, uint64_t version)
+{
+	struct bp_config c = bt_config(&dir, 8, false);
+	c.flags |= BP_OPEN_TRUNCATE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t i = 0; i < npages; i++) {
+		uint64_t pg;
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+		bt_fill(bp_data(f), bp_page_size(p), pg, version);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	ck_assert_int_eq(bp_close(p), 0);
+}
+
+static void expect_file(uint64_t npages, uint64_t version)
+{
+	struct bp_config c = bt_config(&dir, 8, false);
+	c.flags &= ~BP_OPEN_CREATE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_uint_eq(bp_page_count(p), npages);
+	for (uint64_t pg = 0; pg < npages; pg++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
+		ck_assert_msg(bt_check(bp_data(f), bp_page_size(p), pg, version),
+			      "page %llu lost its version %llu", (unsigned long long)pg,
+			      (unsigned long long)version);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	ck_assert_int_eq(bp_close(p), 0);
+}
+
+static void assert_no_io_bits(struct bp_pool *p)
+{
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.frames_locked, 0);
+	ck_assert_uint_eq(s.frames_writeback, 0);
+}
+
+struct reader {
+	struct bp_pool *pool;
+	pthread_barrier_t *start;
+	int rc;
+	pthread_t tid;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	struct bp_frame *f;
+	pthread_barrier_wait(r->start);
+	r->rc = bp_get(r->pool, 2, 0, &f);
+	if (r->rc == 0)
+		bp_release(r->pool, f);
+	return NULL;
+}
+
+/* A failing read reaches every concurrent caller as the injected errno;
+ * other pages are unaffected; once the fault clears the page reads fine. */
+START_TEST(read_error_reaches_every_waiter)
+{
+	make_file(4, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	c.io_latency_us = 2000;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_fault fa = { .op = BP_FAULT_READ, .kind = BP_FAULT_FAIL, .err = EIO,
+			       .page_first = 2, .page_count = 1 };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	enum { N = 16 };
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, N);
+	struct reader r[N];
+	pthread_t tids[N];
+	for (unsigned i = 0; i < N; i++) {
+		r[i] = (struct reader){ p, &start, 1, 0 };
+		bt_spawn(&r[i].tid, reader_fn, &r[i]);
+		tids[i] = r[i].tid;
+	}
+	bt_join_all(tids, N, BT_DEADLINE_MS, "readers of a failing page");
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_int_eq(r[i].rc, -EIO);
+	assert_no_io_bits(p);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_ge(s.read_errors, 1);
+	ck_assert_uint_eq(s.read_errors, s.faults_injected);
+	ck_assert_uint_eq(s.frames_pinned, 0);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 1, 0, &f), 0); /* filtered out */
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_fault_clear(p), 0);
+	ck_assert_int_eq(bp_get(p, 2, 0, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), 2, 1));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	pthread_barrier_destroy(&start);
+}
+END_TEST
+
+/* One-shot read faults of each kind: the caller gets the errno, the next
+ * bp_get retries the read and succeeds. */
+START_TEST(read_fault_kinds_then_retry)
+{
+	make_file(2, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	const struct { enum bp_fault_kind kind; int err; int expect; } cases[] = {
+		{ BP_FAULT_FAIL, 0, -EIO },
+		{ BP_FAULT_FAIL, ENOSPC, -ENOSPC },
+		{ BP_FAULT_SHORT, 0, -EIO },
+		{ BP_FAULT_SLOW, 0, 0 },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ck_assert_int_eq(bp_evict_all(p), i == 0 ? 0 : 1);
+		struct bp_fault fa = { .op = BP_FAULT_READ, .kind = cases[i].kind,
+				       .err = cases[i].err, .count = 1, .delay_us = 500 };
+		ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, 1, 0, &f), cases[i].expect);
+		if (cases[i].expect == 0)
+			ck_assert_int_eq(bp_release(p, f), 0);
+		assert_no_io_bits(p);
+		ck_assert_int_eq(bp_get(p, 1, 0, &f), 0);
+		ck_assert(bt_check(bp_data(f), bp_page_size(p), 1, 1));
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.faults_injected, 4);
+	ck_assert_uint_eq(s.read_errors, 3);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* Seeded probabilistic read faults: each bp_get returns 0 or -EIO, the
+ * errors are exactly the injected faults. */
+START_TEST(probabilistic_read_faults)
+{
+	make_file(32, 1);
+	struct bp_config c = bt_config(&dir, 40, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_fault fa = { .op = BP_FAULT_READ, .kind = BP_FAULT_FAIL,
+			       .probability_ppm = 500000, .seed = 42 };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	unsigned errors = 0;
+	for (uint64_t pg = 0; pg < 32; pg++) {
+		struct bp_frame *f;
+		int r = bp_get(p, pg, 0, &f);
+		ck_assert(r == 0 || r == -EIO);
+		if (r == 0)
+			ck_assert_int_eq(bp_release(p, f), 0);
+		else
+			errors++;
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.faults_injected, errors);
+	ck_assert_uint_gt(errors, 0);
+	ck_assert_uint_lt(errors, 32);
+	assert_no_io_bits(p);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* Writes failing with EIO / ENOSPC / short: bp_flush reports the errno,
+ * pages stay dirty, a later flush succeeds once the fault clears, and the
+ * data is in the file after reopen. */
+START_TEST(write_error_keeps_pages_dirty)
+{
+	const struct { enum bp_fault_kind kind; int err; int expect; } cases[] = {
+		{ BP_FAULT_FAIL, 0, -EIO },
+		{ BP_FAULT_FAIL, ENOSPC, -ENOSPC },
+		{ BP_FAULT_SHORT, 0, -EIO },
+	};
+	int i = _i;
+	make_file(4, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t pg = 0; pg < 4; pg++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
+		ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
+		bt_fill(bp_data(f), bp_page_size(p), pg, 2);
+		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = cases[i].kind, .err = cases[i].err };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	ck_assert_int_eq(bp_flush(p), cases[i].expect);
+	assert_no_io_bits(p);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.frames_dirty, 4);
+	ck_assert_uint_eq(s.write_errors, 4);
+	/* a dirty page whose write fails cannot be evicted */
+	ck_assert_int_eq(bp_evict_page(p, 0), cases[i].expect);
+	ck_assert_int_eq(bp_evict_all(p), cases[i].expect);
+	ck_assert_int_eq(bp_fault_clear(p), 0);
+	ck_assert_int_eq(bp_flush(p), 0);
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.frames_dirty, 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	expect_file(4, 2);
+}
+END_TEST
+
+/* All frames dirty and every write failing: bp_get gives -EBUSY instead of
+ * hanging; after the fault clears it works and nothing was lost. */
+START_TEST(failing_writes_do_not_hang_eviction)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	c.flags |= BP_OPEN_TRUNCATE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (unsigned i = 0; i < 4; i++) {
+		uint64_t pg;
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+		bt_fill(bp_data(f), bp_page_size(p), pg, 5);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = ENOSPC };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 4, BP_GET_CREATE, &f), -EBUSY);
+	assert_no_io_bits(p);
+	ck_assert_int_eq(bp_flush(p), -ENOSPC);
+	ck_assert_int_eq(bp_fault_clear(p), 0);
+	ck_assert_int_eq(bp_get(p, 4, BP_GET_CREATE, &f), 0);
+	bt_fill(bp_data(f), bp_page_size(p), 4, 5);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	expect_file(5, 5);
+}
+END_TEST
+
+/* fsync failures reach bp_flush and bp_close; the writes themselves were
+ * done, so the data is there after reopen. */
+START_TEST(fsync_failure_reaches_flush_and_close)
+{
+	make_file(3, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_fault fa = { .op = BP_FAULT_FSYNC, .kind = BP_FAULT_FAIL, .count = 1 };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	ck_assert_int_eq(bp_flush(p), -EIO);
+	ck_assert_int_eq(bp_flush(p), 0); /* one-shot fault is gone */
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 1, 0, &f), 0);
+	bt_fill(bp_data(f), bp_page_size(p), 1, 1);
+	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	fa.err = ENOSPC;
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	ck_assert_int_eq(bp_close(p), -ENOSPC);
+	expect_file(3, 1);
+}
+END_TEST
+
+/* A write error at close is reported by bp_close. */
+START_TEST(write_error_reaches_close)
+{
+	make_file(2, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = ENOSPC };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	ck_assert_int_eq(bp_close(p), -ENOSPC);
+	expect_file(2, 1);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("bufpool faults");
+	TCase *tc = tcase_create("faults");
+	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, read_error_reaches_every_waiter);
+	tcase_add_test(tc, read_fault_kinds_then_retry);
+	tcase_add_test(tc, probabilistic_read_faults);
+	tcase_add_loop_test(tc, write_error_keeps_pages_dirty, 0, 3);
+	tcase_add_test(tc, failing_writes_do_not_hang_eviction);
+	tcase_add_test(tc, fsync_failure_reaches_flush_and_close);
+	tcase_add_test(tc, write_error_reaches_close);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

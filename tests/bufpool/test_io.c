@@ -1,0 +1,312 @@
+/*
+ * test_io.c - bufpool reads and write-back under concurrency: one read for
+ * many concurrent readers of an absent page, write-back never overlapping a
+ * modification, every frame pinned gives -EBUSY (and bp_get_timed waits
+ * for an unpin), readahead.
+ */
+#include <check.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bp_helpers.h"
+
+static struct bt_dir dir;
+
+static void setup(void) { bt_dir_make(&dir); }
+static void teardown(void) { bt_dir_remove(&dir); }
+
+/* Creates npages pages (version 1) in the file and closes the pool. */
+static void make_file(uint64_t npages)
+{
+	struct bp_config c = bt_config(&dir, 8, false);
+	c.flags |= BP_OPEN_TRUNCATE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t i = 0; i < npages; i++) {
+		uint64_t pg;
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+		bt_fill(bp_data(f), bp_page_size(p), pg, 1);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	ck_assert_int_eq(bp_close(p), 0);
+}
+
+struct reader {
+	struct bp_pool *pool;
+	pthread_barrier_t *start;
+	uint64_t pageno;
+	struct bp_frame *frame;
+	int rc;
+	bool data_ok;
+	pthread_t tid;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	pthread_barrier_wait(r->start);
+	r->rc = bp_get(r->pool, r->pageno, 0, &r->frame);
+	if (r->rc == 0) {
+		bp_latch(r->pool, r->frame, BP_LATCH_SHARED);
+		r->data_ok = bt_check(bp_data(r->frame), bp_page_size(r->pool), r->pageno, 1);
+		bp_unlatch(r->pool, r->frame, BP_LATCH_SHARED);
+	}
+	return NULL;
+}
+
+/* Many threads ask for one absent page at once: exactly one read. */
+START_TEST(one_read_for_concurrent_readers)
+{
+	make_file(4);
+	struct bp_config c = bt_config(&dir, 16, false);
+	c.io_latency_us = 20000; /* keep the read in flight while others arrive */
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	enum { N = 64 };
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, N);
+	static struct reader r[N];
+	pthread_t tids[N];
+	for (unsigned i = 0; i < N; i++) {
+		r[i] = (struct reader){ p, &start, 2, NULL, -1, false, 0 };
+		bt_spawn(&r[i].tid, reader_fn, &r[i]);
+		tids[i] = r[i].tid;
+	}
+	bt_join_all(tids, N, BT_DEADLINE_MS, "readers");
+	for (unsigned i = 0; i < N; i++) {
+		ck_assert_int_eq(r[i].rc, 0);
+		ck_assert(r[i].data_ok);
+		ck_assert_ptr_eq(r[i].frame, r[0].frame);
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.reads, 1);
+	ck_assert_uint_eq(s.misses, 1);
+	ck_assert_uint_eq(s.hits, N - 1);
+	ck_assert_uint_eq(s.frames_pinned, 1);
+	ck_assert_uint_eq(s.frames_locked, 0);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_int_eq(bp_release(p, r[i].frame), 0);
+	ck_assert_int_eq(bp_release(p, r[0].frame), -EINVAL);
+	ck_assert_int_eq(bp_close(p), 0);
+	pthread_barrier_destroy(&start);
+}
+END_TEST
+
+/* ---- write-back vs modification ---- */
+
+#define WB_PAGES 4
+
+struct wb_shared {
+	struct bp_pool *pool;
+	unsigned iters;
+	pthread_barrier_t start; /* modifiers and flusher start together */
+	atomic_bool stop;
+	atomic_uint overlaps;
+	atomic_uint errors;
+	uint64_t version[WB_PAGES]; /* guarded by the page's exclusive latch */
+};
+
+struct wb_worker {
+	struct wb_shared *sh;
+	unsigned id;
+};
+
+static void *modifier_fn(void *arg)
+{
+	struct wb_worker *w = arg;
+	struct wb_shared *sh = w->sh;
+	uint32_t ps = bp_page_size(sh->pool);
+	pthread_barrier_wait(&sh->start);
+	for (unsigned i = 0; i < sh->iters; i++) {
+		uint64_t pg = (w->id + i) % WB_PAGES;
+		struct bp_frame *f;
+		if (bp_get(sh->pool, pg, 0, &f) != 0) {
+			atomic_fetch_add(&sh->errors, 1);
+			continue;
+		}
+		bp_latch(sh->pool, f, BP_LATCH_EXCLUSIVE);
+		if (bt_flags_of(sh->pool, pg) & BP_F_WRITEBACK)
+			atomic_fetch_add(&sh->overlaps, 1);
+		uint64_t v = ++sh->version[pg];
+		bt_fill(bp_data(f), ps, pg, v);
+		sched_yield();
+		if (bt_flags_of(sh->pool, pg) & BP_F_WRITEBACK)
+			atomic_fetch_add(&sh->overlaps, 1);
+		bp_mark_dirty(sh->pool, f);
+		bp_unlatch(sh->pool, f, BP_LATCH_EXCLUSIVE);
+		bp_release(sh->pool, f);
+	}
+	return NULL;
+}
+
+static void *flusher_fn(void *arg)
+{
+	struct wb_shared *sh = arg;
+	pthread_barrier_wait(&sh->start);
+	do {
+		if (bp_flush(sh->pool) != 0)
+			atomic_fetch_add(&sh->errors, 1);
+	} while (!atomic_load(&sh->stop));
+	return NULL;
+}
+
+/* Writers (background writer + a bp_flush loop, writes made slow) never
+ * write a page while a modifier holds it exclusive, and the file ends with
+ * every page's last version, untorn. */
+START_TEST(writeback_never_overlaps_modification)
+{
+	make_file(WB_PAGES);
+	struct bp_config c = bt_config(&dir, 8, true);
+	c.writer_interval_ms = 1;
+	struct wb_shared sh;
+	memset(&sh, 0, sizeof(sh));
+	sh.iters = bt_scaled(300, 60);
+	for (unsigned i = 0; i < WB_PAGES; i++)
+		sh.version[i] = 1;
+	ck_assert_int_eq(bp_open(&sh.pool, &c), 0);
+	struct bp_fault slow = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_SLOW, .delay_us = 200 };
+	ck_assert_int_eq(bp_fault_set(sh.pool, &slow), 0);
+	enum { NMOD = 6 };
+	pthread_barrier_init(&sh.start, NULL, NMOD + 1);
+	struct wb_worker w[NMOD];
+	pthread_t mods[NMOD], flusher;
+	bt_spawn(&flusher, flusher_fn, &sh);
+	for (unsigned i = 0; i < NMOD; i++) {
+		w[i] = (struct wb_worker){ &sh, i };
+		bt_spawn(&mods[i], modifier_fn, &w[i]);
+	}
+	bt_join_all(mods, NMOD, BT_DEADLINE_MS, "modifiers");
+	atomic_store(&sh.stop, true);
+	bt_join_all(&flusher, 1, BT_DEADLINE_MS, "flusher");
+	ck_assert_uint_eq(atomic_load(&sh.errors), 0);
+	ck_assert_uint_eq(atomic_load(&sh.overlaps), 0);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(sh.pool, &s), 0);
+	ck_assert_uint_gt(s.writes, 0);
+	ck_assert_int_eq(bp_close(sh.pool), 0);
+	pthread_barrier_destroy(&sh.start);
+
+	/* reopen: every page holds its last version, whole */
+	c = bt_config(&dir, 8, false);
+	ck_assert_int_eq(bp_open(&sh.pool, &c), 0);
+	for (uint64_t pg = 0; pg < WB_PAGES; pg++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(sh.pool, pg, 0, &f), 0);
+		ck_assert_msg(bt_check(bp_data(f), bp_page_size(sh.pool), pg, sh.version[pg]),
+			      "page %llu is not version %llu", (unsigned long long)pg,
+			      (unsigned long long)sh.version[pg]);
+		ck_assert_int_eq(bp_release(sh.pool, f), 0);
+	}
+	ck_assert_int_eq(bp_close(sh.pool), 0);
+}
+END_TEST
+
+/* ---- every frame pinned ---- */
+
+struct timed_get {
+	struct bp_pool *pool;
+	int rc;
+	struct bp_frame *frame;
+};
+
+static void *timed_get_fn(void *arg)
+{
+	struct timed_get *g = arg;
+	g->rc = bp_get_timed(g->pool, 6, BP_GET_CREATE, NULL, &g->frame);
+	return NULL;
+}
+
+START_TEST(all_frames_pinned_is_ebusy)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_frame *f[4], *g;
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_int_eq(bp_get(p, i, BP_GET_CREATE, &f[i]), 0);
+	ck_assert_int_eq(bp_get(p, 4, BP_GET_CREATE, &g), -EBUSY);
+	uint64_t pg;
+	ck_assert_int_eq(bp_new_page(p, &pg, &g), -EBUSY);
+	struct timespec dl = fwait_deadline_after_ns(20u * 1000u * 1000u);
+	ck_assert_int_eq(bp_get_timed(p, 5, BP_GET_CREATE, &dl, &g), -EBUSY);
+	/* a resident page is still a hit */
+	ck_assert_int_eq(bp_get(p, 1, 0, &g), 0);
+	ck_assert_ptr_eq(g, f[1]);
+	ck_assert_int_eq(bp_release(p, g), 0);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.busy, 3);
+	ck_assert_uint_eq(s.frames_pinned, 4);
+
+	/* bp_get_timed without deadline waits for an unpin */
+	struct timed_get tg = { p, -1, NULL };
+	pthread_t tid;
+	bt_spawn(&tid, timed_get_fn, &tg);
+	ck_assert(bt_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
+	ck_assert_int_eq(bp_release(p, f[0]), 0);
+	bt_join_all(&tid, 1, BT_DEADLINE_MS, "timed getter");
+	ck_assert_int_eq(tg.rc, 0);
+	ck_assert_uint_eq(bp_frame_pageno(tg.frame), 6);
+	ck_assert_int_eq(bp_release(p, tg.frame), 0);
+	for (unsigned i = 1; i < 4; i++)
+		ck_assert_int_eq(bp_release(p, f[i]), 0);
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.frame_wait.count, 2); /* the timed-out wait and this one */
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* A sequential scan reads ahead: reads are submitted for pages not yet
+ * asked for, and every page still reads back right. */
+START_TEST(sequential_scan_reads_ahead)
+{
+	make_file(64);
+	struct bp_config c = bt_config(&dir, 32, false);
+	c.flags &= ~BP_OPEN_NO_READAHEAD;
+	c.readahead_pages = 4;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t pg = 0; pg < 64; pg++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
+		ck_assert(bt_check(bp_data(f), bp_page_size(p), pg, 1));
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_gt(s.readaheads, 0);
+	ck_assert_uint_eq(s.misses + s.readaheads, s.reads);
+	ck_assert_uint_lt(s.misses, 64);
+	ck_assert_uint_eq(s.hits + s.misses, 64);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("bufpool io");
+	TCase *tc = tcase_create("io");
+	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, one_read_for_concurrent_readers);
+	tcase_add_test(tc, writeback_never_overlaps_modification);
+	tcase_add_test(tc, all_frames_pinned_is_ebusy);
+	tcase_add_test(tc, sequential_scan_reads_ahead);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,254 @@
+/*
+ * test_latch.c - bufpool content latches: exclusion under hundreds of
+ * threads (a checksum invariant), FIFO hand-over of exclusive waiters,
+ * readers admitted together, no reader barging past a queued writer.
+ */
+#include <check.h>
+#include <errno.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bp_helpers.h"
+
+static struct bt_dir dir;
+
+static void setup(void) { bt_dir_make(&dir); }
+static void teardown(void) { bt_dir_remove(&dir); }
+
+#define NPAGES 4
+
+struct shared {
+	struct bp_pool *pool;
+	unsigned iters;
+	pthread_barrier_t start;
+	atomic_uint violations;
+	atomic_uint excl_ops[NPAGES];
+	atomic_uint errors;
+};
+
+struct worker {
+	struct shared *sh;
+	unsigned id;
+	pthread_t tid;
+};
+
+/* Page layout: word 0 = a, word 1 = b.  Under the exclusive latch a and b
+ * are incremented one after the other; any reader or writer that sees
+ * a != b saw a half-done update: the latch did not exclude. */
+static void *latch_worker(void *arg)
+{
+	struct worker *w = arg;
+	struct shared *sh = w->sh;
+	uint64_t seed = w->id * 2654435761u + 1;
+	pthread_barrier_wait(&sh->start);
+	for (unsigned i = 0; i < sh->iters; i++) {
+		seed = seed * 6364136223846793005u + 1442695040888963407u;
+		unsigned pg = (unsigned)(seed >> 33) % NPAGES;
+		bool excl = ((seed >> 40) & 3) == 0;
+		struct bp_frame *f;
+		if (bp_get(sh->pool, pg, 0, &f) != 0) {
+			atomic_fetch_add(&sh->errors, 1);
+			continue;
+		}
+		volatile uint64_t *d = bp_data(f);
+		if (excl) {
+			bp_latch(sh->pool, f, BP_LATCH_EXCLUSIVE);
+			if (d[0] != d[1])
+				atomic_fetch_add(&sh->violations, 1);
+			d[0]++;
+			if ((seed >> 50) % 8 == 0)
+				sched_yield();
+			d[1]++;
+			bp_mark_dirty(sh->pool, f);
+			atomic_fetch_add(&sh->excl_ops[pg], 1);
+			bp_unlatch(sh->pool, f, BP_LATCH_EXCLUSIVE);
+		} else {
+			bp_latch(sh->pool, f, BP_LATCH_SHARED);
+			uint64_t a = d[0];
+			if ((seed >> 50) % 8 == 0)
+				sched_yield();
+			if (a != d[1])
+				atomic_fetch_add(&sh->violations, 1);
+			bp_unlatch(sh->pool, f, BP_LATCH_SHARED);
+		}
+		bp_release(sh->pool, f);
+	}
+	return NULL;
+}
+
+static void run_exclusion(enum fwait_policy policy, unsigned nthreads, unsigned iters)
+{
+	struct bp_config c = bt_config(&dir, 8, true);
+	c.flags |= BP_OPEN_TRUNCATE;
+	c.writer_interval_ms = 1; /* write-back races with the writers */
+	c.fwait.policy = policy;
+	struct shared sh;
+	memset(&sh, 0, sizeof(sh));
+	sh.iters = iters;
+	ck_assert_int_eq(bp_open(&sh.pool, &c), 0);
+	for (unsigned i = 0; i < NPAGES; i++) {
+		uint64_t pg;
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_new_page(sh.pool, &pg, &f), 0);
+		ck_assert_int_eq(bp_release(sh.pool, f), 0);
+	}
+	pthread_barrier_init(&sh.start, NULL, nthreads);
+	struct worker *w = calloc(nthreads, sizeof(*w));
+	pthread_t *tids = calloc(nthreads, sizeof(*tids));
+	for (unsigned i = 0; i < nthreads; i++) {
+		w[i] = (struct worker){ &sh, i, 0 };
+		bt_spawn(&tids[i], latch_worker, &w[i]);
+	}
+	bt_join_all(tids, nthreads, BT_DEADLINE_MS, "latch workers");
+	ck_assert_uint_eq(atomic_load(&sh.errors), 0);
+	ck_assert_msg(atomic_load(&sh.violations) == 0, "%s: %u torn updates seen",
+		      fwait_policy_name(policy), atomic_load(&sh.violations));
+	for (unsigned pg = 0; pg < NPAGES; pg++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(sh.pool, pg, 0, &f), 0);
+		const uint64_t *d = bp_data(f);
+		ck_assert_uint_eq(d[0], atomic_load(&sh.excl_ops[pg]));
+		ck_assert_uint_eq(d[1], d[0]);
+		ck_assert_int_eq(bp_release(sh.pool, f), 0);
+	}
+	struct bp_stats st;
+	ck_assert_int_eq(bp_stats_get(sh.pool, &st), 0);
+	ck_assert_uint_eq(st.frames_pinned, 0);
+	ck_assert_int_eq(bp_close(sh.pool), 0);
+	pthread_barrier_destroy(&sh.start);
+	free(w);
+	free(tids);
+}
+
+START_TEST(exclusion_hundreds_of_threads)
+{
+	run_exclusion(FWAIT_WAKE_ONE, 256, bt_scaled(200, 40));
+}
+END_TEST
+
+START_TEST(exclusion_each_policy)
+{
+	run_exclusion((enum fwait_policy)_i, 64, bt_scaled(200, 40));
+}
+END_TEST
+
+/* ---- ordering ---- */
+
+struct order {
+	struct bp_pool *pool;
+	struct bp_frame *frame;
+	atomic_uint seq;
+};
+
+struct order_thread {
+	struct order *o;
+	enum bp_latch_mode mode;
+	unsigned got; /* sequence number at acquisition */
+	int rc;
+	pthread_t tid;
+};
+
+static void *order_worker(void *arg)
+{
+	struct order_thread *t = arg;
+	t->rc = bp_latch(t->o->pool, t->o->frame, t->mode);
+	t->got = atomic_fetch_add(&t->o->seq, 1);
+	if (t->rc == 0)
+		t->rc = bp_unlatch(t->o->pool, t->o->frame, t->mode);
+	return NULL;
+}
+
+/* Under WAKE_ONE: readers queued behind a writer are admitted together
+ * when it releases, then the queued writers get the latch one at a time in
+ * arrival order. */
+START_TEST(fifo_handover_and_reader_phase)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct order o;
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(bp_open(&o.pool, &c), 0);
+	uint64_t pg;
+	ck_assert_int_eq(bp_new_page(o.pool, &pg, &o.frame), 0);
+	struct fwait_table *t = bp_fwait_table(o.pool);
+	ck_assert_int_eq(bp_latch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
+	enum { NX = 3, NS = 2, N = NX + NS };
+	struct order_thread th[N];
+	pthread_t tids[N];
+	for (unsigned i = 0; i < N; i++) {
+		th[i] = (struct order_thread){ &o, i < NX ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED,
+					       0, -1, 0 };
+		bt_spawn(&th[i].tid, order_worker, &th[i]);
+		tids[i] = th[i].tid;
+		ck_assert_msg(bt_wait_parked(t, i + 1, BT_DEADLINE_MS), "waiter %u never parked", i);
+	}
+	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
+	bt_join_all(tids, N, BT_DEADLINE_MS, "ordered waiters");
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_int_eq(th[i].rc, 0);
+	/* the readers first (together), then the writers in FIFO order */
+	ck_assert_uint_lt(th[NX].got, NS);
+	ck_assert_uint_lt(th[NX + 1].got, NS);
+	for (unsigned i = 0; i < NX; i++)
+		ck_assert_uint_eq(th[i].got, NS + i);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(o.pool, &s), 0);
+	ck_assert_uint_eq(s.latch_exclusive_wait.count, NX);
+	ck_assert_uint_eq(s.latch_shared_wait.count, NS);
+	ck_assert_int_eq(bp_release(o.pool, o.frame), 0);
+	ck_assert_int_eq(bp_close(o.pool), 0);
+}
+END_TEST
+
+/* A queued writer blocks new readers (no writer starvation); the waiting
+ * writer gets the latch when the last reader leaves. */
+START_TEST(readers_do_not_barge_past_writer)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct order o;
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(bp_open(&o.pool, &c), 0);
+	uint64_t pg;
+	ck_assert_int_eq(bp_new_page(o.pool, &pg, &o.frame), 0);
+	ck_assert_int_eq(bp_latch(o.pool, o.frame, BP_LATCH_SHARED), 0);
+	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_SHARED), 0); /* no writer yet */
+	struct order_thread w = { &o, BP_LATCH_EXCLUSIVE, 0, -1, 0 };
+	bt_spawn(&w.tid, order_worker, &w);
+	ck_assert(bt_wait_parked(bp_fwait_table(o.pool), 1, BT_DEADLINE_MS));
+	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_SHARED), -EBUSY);
+	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_EXCLUSIVE), -EBUSY);
+	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_SHARED), 0);
+	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_SHARED), 0);
+	bt_join_all(&w.tid, 1, BT_DEADLINE_MS, "writer");
+	ck_assert_int_eq(w.rc, 0);
+	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
+	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
+	ck_assert_int_eq(bp_release(o.pool, o.frame), 0);
+	ck_assert_int_eq(bp_close(o.pool), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("bufpool latch");
+	TCase *tc = tcase_create("latch");
+	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, exclusion_hundreds_of_threads);
+	tcase_add_loop_test(tc, exclusion_each_policy, 0, FWAIT_POLICY_COUNT);
+	tcase_add_test(tc, fifo_handover_and_reader_phase);
+	tcase_add_test(tc, readers_do_not_barge_past_writer);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *sr = srunner_create(suite());
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,77 @@
+/*
+ * helpers.h - shared scaffolding of the fwait unit tests.
+ *
+ * Design note: the tests run hundreds of threads on two cores, so every wait
+ * in a test is bounded: threads are joined against a deadline (a hung join is
+ * a failed test with a diagnostic, never a hang), and "is this waiter parked
+ * yet?" is answered by polling fwait_waiters_walk until a deadline.  Nothing
+ * here sleeps to synchronise; the short pause inside a poll loop only keeps
+ * the poller from starving the threads it is waiting for.  Assertions are
+ * made on the main (Check) thread only; workers record what they saw.
+ */
+#ifndef TESTS_FWAIT_HELPERS_H
+#define TESTS_FWAIT_HELPERS_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fwait/fwait.h"
+
+/* Upper bound of any single poll or join in the tests, in milliseconds. */
+#define TH_DEADLINE_MS 20000u
+
+/* Policies the loop tests iterate over: the four table policies plus
+ * WAKE_ONE with max_steals = 5 ("wake-one+steal"). */
+#define TH_POLICY_STEAL FWAIT_POLICY_COUNT
+#define TH_NPOLICIES (FWAIT_POLICY_COUNT + 1)
+
+uint64_t th_now_ns(void);
+/* True when built with a sanitizer (TSan slows threads down the most). */
+bool th_sanitized(void);
+/* n scaled down under a sanitizer (to n / 4, never below floor). */
+unsigned th_scaled(unsigned n, unsigned floor);
+
+/* Creates a table for loop index i (0..TH_NPOLICIES-1) with nbuckets. */
+struct fwait_table *th_table_for(int i, unsigned nbuckets);
+const char *th_policy_label(int i);
+
+/* pthread_create with a small stack; aborts the test on failure. */
+void th_spawn(pthread_t *tid, void *(*fn)(void *), void *arg);
+/* Joins n threads; fails the test (naming what and dumping the parked
+ * waiters of t, if t is not NULL) if they are not all done within
+ * timeout_ms of the call. */
+void th_join_all(pthread_t *tids, size_t n, unsigned timeout_ms,
+		 const char *what, struct fwait_table *t);
+
+/* Number of waiters parked in t right now (fwait_waiters_walk). */
+size_t th_parked(struct fwait_table *t);
+/* Number of parked waiters whose key is key (and bit is bit; -1 = any). */
+size_t th_parked_on(struct fwait_table *t, const void *key, int bit);
+/* Polls until th_parked(t) == n; false if the deadline passes first. */
+bool th_wait_parked(struct fwait_table *t, size_t n, unsigned timeout_ms);
+/* Polls until pred(arg) holds; false if the deadline passes first. */
+bool th_poll(bool (*pred)(void *arg), void *arg, unsigned timeout_ms);
+/* One step of a poll loop: yields, and now and then pauses ~20 us so the
+ * polled threads get the CPU on an oversubscribed machine. */
+void th_poll_pause(unsigned *spins);
+
+/* Deterministic per-thread pseudo random numbers (xorshift64*). */
+static inline uint64_t th_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+static inline uint64_t th_seed(uint64_t base, uint64_t tid)
+{
+	uint64_t s = base * UINT64_C(0x9e3779b97f4a7c15) + tid * 2 + 1;
+	return s ? s : 1;
+}
+
+#endif

@@ -1,0 +1,283 @@
+/*
+ * test_bitlock.c - lock-style bits: FIFO handoff and "wake one wakes one".
+ *
+ * Design note: every scenario is built step by step so its outcome is fixed:
+ * main holds the bit, starts one waiter at a time and polls
+ * fwait_waiters_walk until that waiter is parked before it starts the next,
+ * so arrival order is known.  A waiter that acquires records its sequence
+ * number; where the test must look at the state while someone holds the bit,
+ * the holder waits on a condvar-backed gate that main opens.  Run for
+ * WAKE_ONE (strict handoff) and WAKE_ONE with max_steals = 5 (no newcomers
+ * here, so it too must hand off in order); WAKE_ALL is the contrast.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "helpers.h"
+
+#define NWAITERS 16
+
+/* A gate main opens one holder at a time (counting semaphore). */
+struct gate {
+	pthread_mutex_t mtx;
+	pthread_cond_t cond;
+	unsigned permits;
+};
+
+static void gate_init(struct gate *g)
+{
+	pthread_mutex_init(&g->mtx, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	g->permits = 0;
+}
+
+static void gate_pass(struct gate *g)
+{
+	pthread_mutex_lock(&g->mtx);
+	while (g->permits == 0)
+		pthread_cond_wait(&g->cond, &g->mtx);
+	g->permits--;
+	pthread_mutex_unlock(&g->mtx);
+}
+
+static void gate_open(struct gate *g, unsigned n)
+{
+	pthread_mutex_lock(&g->mtx);
+	g->permits += n;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->mtx);
+}
+
+static void gate_destroy(struct gate *g)
+{
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->mtx);
+}
+
+struct scene {
+	struct fwait_table *t;
+	_Atomic uint32_t word;
+	unsigned bit;
+	_Atomic unsigned next_seq;  /* acquisition order */
+	_Atomic unsigned acquired;  /* how many have taken the bit */
+	struct gate hold;           /* holders wait here when gated */
+	bool gated;
+};
+
+struct waiter {
+	struct scene *sc;
+	unsigned arrival;
+	unsigned seq;   /* written before `acquired` is bumped (seq_cst) */
+	_Atomic bool got;
+	int lock_rc, unlock_rc;
+};
+
+static void *lock_waiter(void *arg)
+{
+	struct waiter *w = arg;
+	struct scene *sc = w->sc;
+
+	w->lock_rc = fwait_bit_lock(sc->t, &sc->word, sc->bit, NULL);
+	if (w->lock_rc)
+		return NULL;
+	w->seq = atomic_fetch_add(&sc->next_seq, 1);
+	atomic_store(&w->got, true);
+	atomic_fetch_add(&sc->acquired, 1);
+	if (sc->gated)
+		gate_pass(&sc->hold);
+	w->unlock_rc = fwait_bit_unlock(sc->t, &sc->word, sc->bit);
+	return NULL;
+}
+
+static struct fwait_table *wake_one_table(int i, unsigned nbuckets)
+{
+	return th_table_for(i == 0 ? FWAIT_WAKE_ONE : TH_POLICY_STEAL, nbuckets);
+}
+
+/* Holds the bit, then parks n waiters one by one, in arrival order. */
+static void park_in_order(struct scene *sc, struct waiter *ws, pthread_t *tids, unsigned n)
+{
+	ck_assert_int_eq(fwait_bit_trylock(&sc->word, sc->bit), 0);
+	for (unsigned i = 0; i < n; i++) {
+		ws[i].sc = sc;
+		ws[i].arrival = i;
+		th_spawn(&tids[i], lock_waiter, &ws[i]);
+		ck_assert_msg(th_wait_parked(sc->t, i + 1, TH_DEADLINE_MS),
+			      "waiter %u never parked (%zu parked)", i, th_parked(sc->t));
+	}
+}
+
+struct acquired_at_least {
+	struct scene *sc;
+	unsigned n;
+};
+
+static bool acquired_reached(void *arg)
+{
+	struct acquired_at_least *a = arg;
+	return atomic_load(&a->sc->acquired) >= a->n;
+}
+
+/* Loop index 0: WAKE_ONE, 1: WAKE_ONE with max_steals = 5. */
+START_TEST(fifo_handoff_order)
+{
+	struct scene sc = { .bit = 3 };
+	struct waiter ws[NWAITERS] = { { 0 } };
+	pthread_t tids[NWAITERS];
+
+	sc.t = wake_one_table(_i, 4);
+	park_in_order(&sc, ws, tids, NWAITERS);
+	/* One unlock starts the chain: each waiter unlocks in turn. */
+	ck_assert_int_eq(fwait_bit_unlock(sc.t, &sc.word, sc.bit), 0);
+	th_join_all(tids, NWAITERS, TH_DEADLINE_MS, "fifo", sc.t);
+
+	for (unsigned i = 0; i < NWAITERS; i++) {
+		ck_assert_int_eq(ws[i].lock_rc, 0);
+		ck_assert_int_eq(ws[i].unlock_rc, 0);
+		ck_assert_msg(ws[i].seq == i, "waiter %u (arrival order) acquired %uth",
+			      i, ws[i].seq);
+	}
+	ck_assert_uint_eq(atomic_load(&sc.word), 0);
+	struct fwait_stats st;
+	fwait_stats_get(sc.t, &st);
+	ck_assert_uint_eq(st.handoffs, NWAITERS);
+	ck_assert_uint_eq(st.spurious_wakeups, 0);
+	fwait_table_destroy(sc.t);
+}
+END_TEST
+
+START_TEST(wake_one_wakes_one)
+{
+	struct scene sc = { .bit = 0, .gated = true };
+	struct waiter ws[NWAITERS] = { { 0 } };
+	pthread_t tids[NWAITERS];
+	struct fwait_stats before, after;
+
+	gate_init(&sc.hold);
+	sc.t = wake_one_table(_i, 8);
+	park_in_order(&sc, ws, tids, NWAITERS);
+	fwait_stats_get(sc.t, &before);
+
+	ck_assert_int_eq(fwait_bit_unlock(sc.t, &sc.word, sc.bit), 0);
+	struct acquired_at_least one = { &sc, 1 };
+	ck_assert_msg(th_poll(acquired_reached, &one, TH_DEADLINE_MS), "nobody acquired");
+
+	/* The acquirer is gated: nobody else can have run since. */
+	fwait_stats_get(sc.t, &after);
+	ck_assert_uint_eq(atomic_load(&sc.acquired), 1);
+	ck_assert_uint_eq(after.wakeups - before.wakeups, 1);
+	ck_assert_uint_eq(after.handoffs - before.handoffs, 1);
+	ck_assert_uint_eq(after.spurious_wakeups, 0);
+	ck_assert_uint_eq(th_parked(sc.t), NWAITERS - 1);
+	ck_assert_uint_eq(th_parked_on(sc.t, (const void *)&sc.word, (int)sc.bit), NWAITERS - 1);
+	ck_assert(fwait_bit_test(&sc.word, sc.bit));
+	ck_assert(atomic_load(&ws[0].got)); /* the oldest one got it */
+	ck_assert_uint_eq(ws[0].seq, 0);
+
+	/* Let each holder go in turn; each release hands to exactly one. */
+	for (unsigned k = 1; k < NWAITERS; k++) {
+		gate_open(&sc.hold, 1);
+		struct acquired_at_least next = { &sc, k + 1 };
+		ck_assert_msg(th_poll(acquired_reached, &next, TH_DEADLINE_MS),
+			      "handoff %u never arrived", k);
+		ck_assert_uint_eq(atomic_load(&sc.acquired), k + 1);
+		ck_assert_uint_eq(th_parked(sc.t), NWAITERS - 1 - k);
+	}
+	gate_open(&sc.hold, 1);
+	th_join_all(tids, NWAITERS, TH_DEADLINE_MS, "wake-one", sc.t);
+	fwait_stats_get(sc.t, &after);
+	ck_assert_uint_eq(after.wakeups - before.wakeups, NWAITERS);
+	ck_assert_uint_eq(after.handoffs - before.handoffs, NWAITERS);
+	ck_assert_uint_eq(after.spurious_wakeups, 0);
+	ck_assert_uint_eq(atomic_load(&sc.word), 0);
+	fwait_table_destroy(sc.t);
+	gate_destroy(&sc.hold);
+}
+END_TEST
+
+struct spurious_reached {
+	struct fwait_table *t;
+	uint64_t n;
+	size_t parked;
+};
+
+static bool spurious_and_parked(void *arg)
+{
+	struct spurious_reached *s = arg;
+	struct fwait_stats st;
+	fwait_stats_get(s->t, &st);
+	return st.spurious_wakeups == s->n && th_parked(s->t) == s->parked;
+}
+
+/* The contrast: WAKE_ALL wakes every waiter of the key; one wins and the
+ * rest must go back to sleep. */
+START_TEST(wake_all_wakes_every_waiter_of_key)
+{
+	struct scene sc = { .bit = 1, .gated = true };
+	struct waiter ws[NWAITERS] = { { 0 } };
+	pthread_t tids[NWAITERS];
+
+	gate_init(&sc.hold);
+	sc.t = th_table_for(FWAIT_WAKE_ALL, 8);
+	park_in_order(&sc, ws, tids, NWAITERS);
+	fwait_stats_reset(sc.t);
+	ck_assert_int_eq(fwait_bit_unlock(sc.t, &sc.word, sc.bit), 0);
+
+	struct spurious_reached want = { sc.t, NWAITERS - 1, NWAITERS - 1 };
+	ck_assert_msg(th_poll(spurious_and_parked, &want, TH_DEADLINE_MS),
+		      "losers did not go back to sleep");
+	struct fwait_stats st;
+	fwait_stats_get(sc.t, &st);
+	ck_assert_uint_eq(atomic_load(&sc.acquired), 1);
+	ck_assert_uint_eq(st.wakeups, NWAITERS);
+	ck_assert_uint_eq(st.handoffs, 0);
+	gate_open(&sc.hold, NWAITERS);
+	th_join_all(tids, NWAITERS, TH_DEADLINE_MS, "wake-all", sc.t);
+	for (unsigned i = 0; i < NWAITERS; i++)
+		ck_assert_int_eq(ws[i].lock_rc, 0);
+	ck_assert_uint_eq(atomic_load(&sc.acquired), NWAITERS);
+	ck_assert_uint_eq(atomic_load(&sc.word), 0);
+	fwait_table_destroy(sc.t);
+	gate_destroy(&sc.hold);
+}
+END_TEST
+
+/* Uncontended lock and unlock never touch the table. */
+START_TEST(uncontended_skips_table)
+{
+	struct fwait_table *t = th_table_for(_i, 4);
+	_Atomic uint32_t word = 0;
+	for (unsigned bit = 0; bit <= FWAIT_MAX_BIT; bit++) {
+		ck_assert_int_eq(fwait_bit_lock(t, &word, bit, NULL), 0);
+		ck_assert(fwait_bit_test(&word, bit));
+		ck_assert_int_eq(fwait_bit_trylock(&word, bit), -EBUSY);
+	}
+	ck_assert_uint_eq(atomic_load(&word), FWAIT_WAITERS_MASK - 1);
+	for (unsigned bit = 0; bit <= FWAIT_MAX_BIT; bit++)
+		ck_assert_int_eq(fwait_bit_unlock(t, &word, bit), 0);
+	ck_assert_uint_eq(atomic_load(&word), 0);
+	struct fwait_stats st;
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.waits, 0);
+	ck_assert_uint_eq(st.slow_wakes, 0);
+	fwait_table_destroy(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *su = suite_create("fwait-bitlock");
+	TCase *tc = tcase_create("bitlock");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, fifo_handoff_order, 0, 2);
+	tcase_add_loop_test(tc, wake_one_wakes_one, 0, 2);
+	tcase_add_test(tc, wake_all_wakes_every_waiter_of_key);
+	tcase_add_loop_test(tc, uncontended_skips_table, 0, TH_NPOLICIES);
+	suite_add_tcase(su, tc);
+	SRunner *sr = srunner_create(su);
+	srunner_run_all(sr, CK_ENV);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,534 @@
+/*
+ * fwait.pml - Promela model of fwait's bit-wait protocol, as implemented in
+ * fwait/bitops.c (take_or_announce, clear_or_announce, tidy_waiters_bit,
+ * fwait_bit_lock/unlock/wait/clear, unlock_handoff,
+ * handoff_or_count_steal) and fwait/park.c (fw_sleep, fw_signal_all).
+ * Checked with spin by tests/model/run_model.sh; see docs/reliability.md.
+ *
+ * What is modelled
+ * ----------------
+ * NT = 3 threads and two keys that share ONE bucket: two bits of one word
+ * (default; the waiters bit W is shared by both keys) or bit 0 of two words
+ * (-DTWO_WORDS; each word has its own W).  The bucket is a mutex and a FIFO
+ * of waiter records; a record (key, exclusive, state, queued) is what
+ * struct fw_waiter holds on the waiter's stack, and alive[i] says whether
+ * that stack frame exists (between fw_waiter_init and the return).
+ *
+ * Granularity.  Each atomic RMW on a word is one step.  A CAS loop whose
+ * failed iterations change nothing (take_or_announce, clear_or_announce,
+ * the unlock fast path) is one step: only its final, successful iteration
+ * is visible.  Work done while holding the bucket lock that only touches
+ * lock-guarded fields is merged into the adjacent step; a word RMW made
+ * under the bucket lock stays its own visible effect, but the steps around
+ * it are merged since no other thread can observe the queue meanwhile.  The
+ * waiter/waker handshake under the waiter's own mutex is one step on
+ * wstate[].  Memory is sequentially consistent (see docs: not modelled).
+ *
+ * A deadline is a nondeterministic choice a sleeping waiter may take while
+ * its state is still WAITING (pthread_cond_timedwait returning ETIMEDOUT
+ * with state == FW_WAITING), at most TMO times per thread, so every
+ * interleaving of a timeout with a wake or a handoff is explored.
+ *
+ * Policies: WAKE_ONE strict handoff (default), -DWAKE_ALL, -DBROADCAST,
+ * -DSTEALS (max_steals > 0: release first, hand off under the bucket lock
+ * if the bit is still free, else the waiter stays queued (a steal); the
+ * bucket's strict flag is a relaxed hint, so either unlock path may be
+ * taken at any time and the steal count is not modelled).
+ * Workloads: default = every thread does NOPS of {bit_lock+unlock on key k,
+ * bit_wait on key k}; -DEVENTS = key 1 is an event bit that thread 0 sets and
+ * clears NOPS times while threads 1 and 2 bit_wait on it or lock key 0.
+ *
+ * -DNO_MONITOR drops the invariant monitor, so that a broken variant must be
+ * caught by the end-state and ltl checks alone.
+ *
+ * Broken variants (spin must reject each):
+ *   -DBROKEN_UNLOCK   the unlock fast path reads W, then clears the bit with
+ *                     a plain store of the value it read (not one RMW).
+ *   -DBROKEN_RECHECK  the lock slow path announces W and sleeps without
+ *                     re-checking the bit under the bucket lock.
+ *   -DBROKEN_RACE     a timed-out waiter that a handoff chose at the same
+ *                     moment drops the bit instead of passing it on
+ *                     (the 2008 exclusive-wait abort race).
+ *
+ * Checked: assertions (mutual exclusion via owner[]; FIFO handoff: the
+ * chosen exclusive waiter holds the oldest ticket of its key; a waker only
+ * touches live waiter records; a HANDED waiter finds its bit set; the
+ * monitor's invariants; the final state); invalid end states (a waiter
+ * asleep after everyone else finished is a lost wakeup or a deadlock); and
+ * ltl no_lost_wakeup (never, from some point on, a waiter queued forever on
+ * a clear bit).
+ */
+
+#define NT 3
+#ifndef NOPS
+#define NOPS 2          /* operations per thread */
+#endif
+#ifndef TMO
+#define TMO 1           /* timeouts each thread may take */
+#endif
+
+#define WMASK 128       /* W, FWAIT_WAITERS_MASK */
+
+#ifdef TWO_WORDS
+#define KWORD(k) (k)
+#define KBIT(k) 1
+#else
+#define KWORD(k) 0
+#define KBIT(k) (1 << (k))
+#endif
+
+/* enum fw_wake_state */
+#define WAITING 0
+#define WOKEN   1
+#define HANDED  2
+
+/* results */
+#define OK      0
+#define TIMEDOUT 1
+
+byte word[2];          /* the callers' words */
+byte bl;               /* bucket lock: 0 free, else tid+1 */
+byte q[NT];            /* the bucket's FIFO, oldest first */
+byte qlen;
+bool queued[NT];       /* guarded by bl */
+byte wkey[NT];         /* set before queueing, reset when unlinked */
+bool wexcl[NT];
+byte wstate[NT];       /* guarded by the waiter's own mutex */
+bool alive[NT];        /* the waiter's stack record exists */
+byte ticket[NT];       /* enqueue order of queued exclusive waiters */
+byte next_ticket;
+byte owner[2];         /* tid+1 of the lock-bit holder, 0 none */
+byte finished;
+#ifdef STEALS
+#endif
+
+#define BITSET(k) ((word[KWORD(k)] & KBIT(k)) != 0)
+#define WSET(wd) ((word[wd] & WMASK) != 0)
+#define QW(i, wd) (queued[i] && KWORD(wkey[i]) == (wd))
+#define HASW(wd) (QW(0, wd) || QW(1, wd) || QW(2, wd))
+#define QEC(i) (queued[i] && wexcl[i] && !BITSET(wkey[i]))
+#define QC(i) (queued[i] && !BITSET(wkey[i]))
+#define QWOK(i) (!queued[i] || WSET(KWORD(wkey[i])))
+#define WEXACT (bl != 0 || (WSET(0) == HASW(0) && WSET(1) == HASW(1)))
+#define OLDER(j, k, tk) (queued[j] && wexcl[j] && wkey[j] == (k) && ticket[j] < (tk))
+
+/* ---- bucket-guarded helpers: call inside an atomic step holding bl ----- */
+
+inline enqueue(k, ex) {
+	wkey[me] = k; wexcl[me] = ex;
+	if
+	:: ex -> ticket[me] = next_ticket; next_ticket++
+	:: else -> skip
+	fi;
+	q[qlen] = me; qlen++; queued[me] = true
+}
+
+/* fw_unlink; locals i, j are scratch */
+inline unlink(w) {
+	assert(bl == me + 1 && queued[w]);
+	i = 0;
+	do
+	:: i < qlen && q[i] != w -> i++
+	:: else -> break
+	od;
+	assert(i < qlen);
+	j = i;
+	do
+	:: j + 1 < qlen -> q[j] = q[j + 1]; j++
+	:: else -> break
+	od;
+	qlen--; q[qlen] = 0; queued[w] = false;
+	wkey[w] = 0; wexcl[w] = false; ticket[w] = 0;
+	if :: qlen == 0 -> next_ticket = 0 :: else -> skip fi;
+	i = 0; j = 0
+}
+
+/* tidy_waiters_bit */
+inline tidy(wd) {
+	if :: !HASW(wd) -> word[wd] = word[wd] & ~WMASK :: else -> skip fi
+}
+
+/* fw_collect into the bitmask `chosen`: waiters of key k, non-exclusive
+ * ones always, exclusive ones when allex; BROADCAST: everyone */
+inline collect(k, allex) {
+	c = 0;
+	do
+	:: c < qlen ->
+		w = q[c];
+#ifdef BROADCAST
+		if
+		:: true ->
+#else
+		if
+		:: wkey[w] == k && (!wexcl[w] || allex) ->
+#endif
+			unlink(w); chosen = chosen | (1 << w)
+		:: else -> c++
+		fi
+	:: else -> break
+	od;
+	c = 0; w = 0
+}
+
+/* fw_first_exclusive: w = oldest exclusive waiter of k, NT if none */
+inline first_exclusive(k) {
+	c = 0; w = NT;
+	do
+	:: c < qlen && wkey[q[c]] == k && wexcl[q[c]] -> w = q[c]; break
+	:: c < qlen && !(wkey[q[c]] == k && wexcl[q[c]]) -> c++
+	:: c >= qlen -> break
+	od;
+	c = 0
+}
+
+inline assert_fifo(w, k) {
+	assert(!OLDER(0, k, ticket[w]) && !OLDER(1, k, ticket[w]) && !OLDER(2, k, ticket[w]))
+}
+
+/* ---- the waiter/waker handshake (park.c) ------------------------------ */
+
+inline bucket_lock() { atomic { bl == 0 -> bl = me + 1 } }
+
+/* fw_signal_all: one step per chosen waiter, the last touch of each */
+inline signal_chosen(st) {
+	i = 0;
+	do
+	:: i < NT && (chosen & (1 << i)) ->
+		atomic {
+			assert(alive[i] && wstate[i] == WAITING);
+			wstate[i] = st; chosen = chosen & ~(1 << i); i++
+		}
+	:: i < NT && !(chosen & (1 << i)) -> i++
+	:: i >= NT -> break
+	od;
+	i = 0
+}
+
+/*
+ * fw_sleep, entered right after the step that queued us and dropped bl.
+ * Sets st to the state we were woken with, or TIMEDOUT-path results:
+ * res = TIMEDOUT with raced = false (we unlinked ourselves) or raced = true
+ * (a waker had chosen us; st is what it gave).
+ */
+inline sleep(k) {
+	raced = false; res = OK;
+	if
+	:: atomic { wstate[me] != WAITING -> st = wstate[me]; wstate[me] = WAITING }
+	:: atomic { tmo > 0 && wstate[me] == WAITING -> tmo-- };
+		/* expired: decide under the bucket lock */
+		bucket_lock();
+		atomic {
+			if
+			:: queued[me] ->
+				unlink(me); tidy(KWORD(k)); bl = 0;
+				res = TIMEDOUT; st = WAITING
+			:: else -> bl = 0
+			fi
+		};
+		if
+		:: res == OK ->
+			/* a waker chose us as the deadline passed: wait for
+			 * its signal, the last thing it does */
+			atomic { wstate[me] != WAITING -> st = wstate[me]; wstate[me] = WAITING };
+			raced = true; res = TIMEDOUT
+		:: else -> skip
+		fi
+	fi
+}
+
+/* unlock_handoff: the bit is still ours and W was seen */
+inline unlock_handoff(k) {
+	bucket_lock();
+	atomic {
+		first_exclusive(k);
+		if
+		:: w < NT ->
+			/* the bit stays set: ownership passes to w */
+			assert_fifo(w, k);
+#ifdef STEALS
+#endif
+			unlink(w); chosen = 1 << w; tidy(KWORD(k)); bl = 0; w = 0;
+			hand = true
+		:: else ->
+			collect(k, false);
+			/* one RMW clears the bit, and W if nobody is left */
+			word[KWORD(k)] = word[KWORD(k)] & ~KBIT(k);
+			tidy(KWORD(k)); bl = 0;
+			hand = false
+		fi
+	};
+	if
+	:: hand -> hand = false; signal_chosen(HANDED)
+	:: else -> signal_chosen(WOKEN)
+	fi
+}
+
+/* WAKE_ALL, BROADCAST, and WAKE_ONE with steals: release first */
+inline release_then_wake(k) {
+	word[KWORD(k)] = word[KWORD(k)] & ~KBIT(k);   /* fetch_and, release */
+	bucket_lock();
+	atomic {
+#ifdef STEALS
+		/* handoff_or_count_steal */
+		first_exclusive(k);
+		if
+		:: w == NT -> collect(k, false)
+		:: w < NT && !BITSET(k) ->
+			/* CAS the bit on w's behalf */
+			word[KWORD(k)] = word[KWORD(k)] | KBIT(k);
+			assert_fifo(w, k);
+			unlink(w); hand = true; handw = w
+		:: w < NT && BITSET(k) ->
+			/* stolen: w stays queued, the thief's unlock sees W */
+			skip
+		fi;
+		w = 0;
+#else
+		collect(k, true);
+#endif
+		tidy(KWORD(k)); bl = 0
+	};
+#ifdef STEALS
+	if
+	:: hand ->
+		hand = false;
+		atomic { assert(alive[handw] && wstate[handw] == WAITING); wstate[handw] = HANDED; handw = 0 }
+	:: else -> skip
+	fi;
+#endif
+	signal_chosen(WOKEN)
+}
+
+/* ---- fwait_bit_unlock --------------------------------------------------- */
+
+inline bit_unlock(k) {
+	assert(owner[k] == me + 1); owner[k] = 0;
+#ifdef BROKEN_UNLOCK
+	old = word[KWORD(k)];
+	if
+	:: !(old & WMASK) -> word[KWORD(k)] = old & ~KBIT(k); got = true
+	:: else -> got = false
+	fi;
+#else
+	atomic {
+		old = word[KWORD(k)];
+		assert(old & KBIT(k));
+		if
+		:: !(old & WMASK) -> word[KWORD(k)] = old & ~KBIT(k); got = true
+		:: else -> got = false
+		fi
+	};
+#endif
+	old = 0;
+	if
+	:: got -> got = false
+	:: else ->
+#if defined(WAKE_ALL) || defined(BROADCAST)
+		release_then_wake(k)
+#elif defined(STEALS)
+		/* b->strict is a relaxed hint that may be stale: either
+		 * path may be taken at any time */
+		if
+		:: unlock_handoff(k)
+		:: release_then_wake(k)
+		fi
+#else
+		unlock_handoff(k)
+#endif
+	fi
+}
+
+/* ---- fwait_bit_lock: res = OK (owned) or TIMEDOUT ----------------------- */
+
+inline bit_lock(k) {
+	/* fwait_bit_trylock: fetch_or */
+	atomic { old = word[KWORD(k)]; word[KWORD(k)] = old | KBIT(k); got = !(old & KBIT(k)); old = 0 };
+	if
+	:: got -> got = false; res = OK
+	:: else ->
+		atomic { bl == 0 -> bl = me + 1; alive[me] = true; first = true };
+		do
+		:: atomic {
+			/* take_or_announce, then queue and drop bl */
+#ifdef BROKEN_RECHECK
+			if
+			:: !BITSET(k) && !first -> word[KWORD(k)] = word[KWORD(k)] | KBIT(k); got = true
+			:: else -> word[KWORD(k)] = word[KWORD(k)] | WMASK; got = false
+			fi;
+#else
+			if
+			:: !BITSET(k) -> word[KWORD(k)] = word[KWORD(k)] | KBIT(k); got = true
+			:: else -> word[KWORD(k)] = word[KWORD(k)] | WMASK; got = false
+			fi;
+#endif
+			if
+			:: got -> bl = 0
+			:: else -> enqueue(k, true); bl = 0
+			fi;
+			first = false
+		   };
+		   if
+		   :: got -> got = false; res = OK; break
+		   :: else -> skip
+		   fi;
+		   sleep(k);
+		   if
+		   :: res == TIMEDOUT ->
+			if
+			:: raced && st == HANDED ->
+#ifdef BROKEN_RACE
+				/* drop it: clear the bit, wake nobody */
+				word[KWORD(k)] = word[KWORD(k)] & ~KBIT(k)
+#else
+				/* pass the handoff on */
+				critical_section(k); bit_unlock(k)
+#endif
+			:: else -> skip
+			fi;
+			break
+		   :: res == OK && st == HANDED ->
+			assert(BITSET(k)); break
+		   :: else ->
+			/* WOKEN (release-first policies): race again */
+			bucket_lock()
+		   fi
+		od;
+		atomic { alive[me] = false; st = 0; raced = false }
+	fi
+}
+
+/* ---- fwait_bit_wait: res = OK (seen clear) or TIMEDOUT ------------------ */
+
+inline bit_wait(k) {
+	res = OK;
+	if
+	:: BITSET(k) ->
+		atomic { bl == 0 -> bl = me + 1; alive[me] = true };
+		do
+		:: atomic {
+			/* clear_or_announce */
+			if
+			:: !BITSET(k) -> bl = 0; got = true
+			:: else -> word[KWORD(k)] = word[KWORD(k)] | WMASK;
+				enqueue(k, false); bl = 0; got = false
+			fi
+		   };
+		   if
+		   :: got -> got = false; break
+		   :: else -> skip
+		   fi;
+		   sleep(k);
+		   if
+		   :: res == TIMEDOUT && !raced -> break
+		   :: res == TIMEDOUT && raced ->
+			if :: !BITSET(k) -> res = OK :: else -> skip fi;
+			break
+		   :: else -> bucket_lock()     /* WOKEN: re-check */
+		   fi
+		od;
+		atomic { alive[me] = false; st = 0; raced = false }
+	:: else -> skip
+	fi
+}
+
+/* ---- event bits --------------------------------------------------------- */
+
+inline bit_set(k) {
+	word[KWORD(k)] = word[KWORD(k)] | KBIT(k)
+}
+
+inline bit_clear(k) {
+	atomic { old = word[KWORD(k)]; word[KWORD(k)] = old & ~KBIT(k); got = (old & WMASK) != 0; old = 0 };
+	if
+	:: got ->
+		got = false;
+		bucket_lock();
+		atomic { collect(k, true); tidy(KWORD(k)); bl = 0 };
+		signal_chosen(WOKEN)
+	:: else -> skip
+	fi
+}
+
+inline critical_section(k) {
+	atomic { assert(owner[k] == 0 && BITSET(k)); owner[k] = me + 1 }
+}
+
+inline lock_unlock(k) {
+	bit_lock(k);
+	if :: res == OK -> critical_section(k); bit_unlock(k) :: else -> skip fi
+}
+
+proctype thread(byte me)
+{
+	byte i, j, c, w, chosen, old, res, k, n, st, handw;
+	bool got, raced, hand, first;
+	byte tmo = TMO;
+
+	do
+	:: n < NOPS ->
+		if :: k = 0 :: k = 1 fi;
+#ifdef EVENTS
+		if
+		:: me == 0 && k == 1 -> bit_set(1); bit_clear(1)
+		:: me != 0 && k == 1 -> bit_wait(1)
+		:: k == 0 -> lock_unlock(0)
+		fi;
+#else
+		if
+		:: lock_unlock(k)
+		:: bit_wait(k)
+		fi;
+#endif
+		atomic { n++; k = 0; res = 0 }
+	:: else -> break
+	od;
+	finished++
+}
+
+/* Invariants of every reachable state. */
+active proctype monitor()
+{
+#ifndef NO_MONITOR
+end:	do
+	:: atomic {
+		/* a queued waiter always finds W set on its word, so no
+		 * release that skips the table can strand it */
+		!QWOK(0) || !QWOK(1) || !QWOK(2) ->
+		assert(QWOK(0) && QWOK(1) && QWOK(2)) }
+#if !defined(WAKE_ALL) && !defined(STEALS) && !defined(BROADCAST)
+	:: atomic {
+		/* strict handoff: a queued exclusive waiter's bit is never
+		 * clear (no barging, no dropped handoff) */
+		QEC(0) || QEC(1) || QEC(2) ->
+		assert(!QEC(0) && !QEC(1) && !QEC(2)) }
+#endif
+#if !defined(BROADCAST)
+	:: atomic {
+		/* with the bucket free, W is exact (BROADCAST may leave
+		 * another word's W stale, which the design allows) */
+		!WEXACT -> assert(WEXACT) }
+#endif
+	:: atomic {
+		finished == NT -> break }
+	od;
+#else
+	finished == NT;
+#endif
+	/* the final state: nothing held, nobody queued */
+	assert(qlen == 0 && owner[0] == 0 && owner[1] == 0 && bl == 0);
+#ifdef BROADCAST
+	assert((word[0] & ~WMASK) == 0 && (word[1] & ~WMASK) == 0)
+#else
+	assert(word[0] == 0 && word[1] == 0)
+#endif
+}
+
+init
+{
+	atomic { run thread(0); run thread(1); run thread(2) }
+}
+
+/* A lost wakeup: a waiter queued, from some point on forever, on a clear
+ * bit.  Checked with ./pan -a (acceptance cycles; runs end by stuttering). */
+#define LOST (QC(0) || QC(1) || QC(2))
+ltl no_lost_wakeup { [] <> !LOST }

@@ -1,0 +1,205 @@
+/*
+ * stress_util.c - clocks, options and failure reporting of the stress
+ * programs (see stress_util.h).  st_ctx is written by the main thread only
+ * while no worker runs; workers read it only inside st_fail.
+ */
+#include "stress_util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct st_context st_ctx;
+
+uint64_t st_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t st_ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+struct timespec st_deadline_ns(uint64_t ns)
+{
+	return fwait_deadline_after_ns(ns);
+}
+
+struct dump_state {
+	unsigned count, max_lines;
+};
+
+static int dump_one(const struct fwait_waiter_info *w, void *arg)
+{
+	struct dump_state *d = arg;
+	if (d->count++ < d->max_lines)
+		fprintf(stderr, "  parked: key=%p bit=%d %s bucket=%u waited=%.3f ms\n",
+			w->key, w->bit, w->exclusive ? "exclusive" : "shared",
+			w->bucket, (double)w->waited_ns / 1e6);
+	return 0;
+}
+
+unsigned st_dump_waiters(struct fwait_table *t, unsigned max_lines)
+{
+	struct dump_state d = { 0, max_lines };
+	if (t == NULL)
+		return 0;
+	fwait_waiters_walk(t, dump_one, &d);
+	fprintf(stderr, "  %u waiter(s) parked\n", d.count);
+	return d.count;
+}
+
+static int count_one(const struct fwait_waiter_info *w, void *arg)
+{
+	(*(unsigned *)arg)++;
+	return 0;
+}
+
+unsigned st_count_waiters(struct fwait_table *t)
+{
+	unsigned n = 0;
+	fwait_waiters_walk(t, count_one, &n);
+	return n;
+}
+
+void st_fail(const char *fmt, ...)
+{
+	static _Atomic int failing;
+	va_list ap;
+
+	/* One report; any other failing thread just waits for the exit. */
+	if (atomic_exchange(&failing, 1)) {
+		for (;;)
+			pause();
+	}
+	/* If the dump itself blocks (a bucket lock never released), the
+	 * default SIGALRM action ends the process. */
+	alarm(10);
+	fflush(stdout);
+	char msg[512];
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (st_ctx.expected_failure && strstr(msg, st_ctx.expected_failure)) {
+		printf("injected fault detected as expected: %s\nPASS\n", msg);
+		st_dump_waiters(st_ctx.table, 8);
+		fflush(stdout);
+		fflush(stderr);
+		_exit(0);
+	}
+	fprintf(stderr, "FAIL: %s", msg);
+	fprintf(stderr, "\n  reproduce: %s --seed %" PRIu64 "  (round %u: policy %s, "
+		"nbuckets %u, max_steals %u, threads %u)\n",
+		st_ctx.program ? st_ctx.program : "?", st_ctx.seed, st_ctx.round,
+		st_ctx.policy ? st_ctx.policy : "?", st_ctx.nbuckets,
+		st_ctx.max_steals, st_ctx.threads);
+	if (st_ctx.dump_extra)
+		st_ctx.dump_extra(st_ctx.dump_arg);
+	st_dump_waiters(st_ctx.table, 64);
+	fflush(stderr);
+	_exit(1);
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [--seconds N] [--seed S] [--threads N] [--soak]\n"
+		"          [--stall-seconds N] [--mix NAME] [--policy NAME]\n"
+		"          [--inject lost-wake]  (self-test: must be detected)\n"
+		"  FWAIT_STRESS_SEED=S in the environment sets the default seed.\n"
+		"  --soak: run rounds until --seconds (default: forever).\n",
+		prog);
+	exit(2);
+}
+
+static double parse_double(const char *prog, const char *s)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || v < 0) {
+		fprintf(stderr, "%s: bad number '%s'\n", prog, s);
+		usage(prog);
+	}
+	return v;
+}
+
+static uint64_t parse_u64(const char *prog, const char *s)
+{
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 0);
+	if (errno || end == s || *end) {
+		fprintf(stderr, "%s: bad integer '%s'\n", prog, s);
+		usage(prog);
+	}
+	return v;
+}
+
+void st_parse_options(int argc, char **argv, struct st_options *o)
+{
+	const char *prog = argv[0];
+	bool seeded = false;
+
+	memset(o, 0, sizeof(*o));
+	o->seconds = -1;
+	o->stall_seconds = 15;
+	o->policy = -1;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--soak") == 0) {
+			o->soak = true;
+			continue;
+		}
+		if (v == NULL)
+			usage(prog);
+		if (strcmp(a, "--seconds") == 0)
+			o->seconds = parse_double(prog, v);
+		else if (strcmp(a, "--seed") == 0)
+			o->seed = parse_u64(prog, v), seeded = true;
+		else if (strcmp(a, "--threads") == 0)
+			o->threads = (unsigned)parse_u64(prog, v);
+		else if (strcmp(a, "--stall-seconds") == 0)
+			o->stall_seconds = parse_double(prog, v);
+		else if (strcmp(a, "--mix") == 0)
+			o->mix = v;
+		else if (strcmp(a, "--inject") == 0)
+			o->inject = v;
+		else if (strcmp(a, "--policy") == 0) {
+			enum fwait_policy p;
+			if (strcmp(v, "wake-one+steal") == 0)
+				o->policy = FWAIT_POLICY_COUNT;
+			else if (fwait_policy_parse(v, &p) == 0)
+				o->policy = (int)p;
+			else {
+				fprintf(stderr, "%s: unknown policy '%s'\n", prog, v);
+				usage(prog);
+			}
+		} else
+			usage(prog);
+		i++;
+	}
+	if (!seeded) {
+		const char *env = getenv("FWAIT_STRESS_SEED");
+		if (env && *env)
+			o->seed = parse_u64(prog, env);
+		else
+			o->seed = st_now_ns() ^ ((uint64_t)getpid() << 32);
+	}
+	if (o->seconds < 0)
+		o->seconds = o->soak ? 0 : 20; /* soak: 0 = forever */
+}
+
+void st_poll_pause(void)
+{
+	struct timespec ts = { 0, 2000000 }; /* 2 ms */
+	nanosleep(&ts, NULL);
+}

@@ -1,0 +1,109 @@
+/*
+ * stress_util.h - scaffolding shared by the stress programs: seeded random
+ * numbers, clocks, option parsing, and failing loudly with enough context
+ * (seed, round, policy, the parked waiters) to reproduce a failure.
+ *
+ * Design note: a failure anywhere (a worker thread or the watchdog) calls
+ * st_fail(), which prints the context once, dumps the table's parked
+ * waiters and exits the process; an alarm bounds the dump itself, in case
+ * the failure is a bucket lock that is never released.  Nothing here is
+ * synchronisation: the only shared mutable state is the failure context,
+ * set by the main thread before workers start and read-only afterwards.
+ */
+#ifndef TESTS_STRESS_UTIL_H
+#define TESTS_STRESS_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "fwait/fwait.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define ST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define ST_TSAN 1
+#endif
+#endif
+#ifndef ST_TSAN
+#define ST_TSAN 0
+#endif
+
+/* xorshift64*: deterministic per-thread streams derived from one seed. */
+static inline uint64_t st_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+/* Uniform in [0, n). */
+static inline uint32_t st_below(uint64_t *s, uint32_t n)
+{
+	return (uint32_t)(((st_rand(s) >> 32) * (uint64_t)n) >> 32);
+}
+
+static inline uint64_t st_stream(uint64_t seed, uint64_t stream)
+{
+	uint64_t s = (seed + 1) * UINT64_C(0x9e3779b97f4a7c15) ^ (stream * UINT64_C(0xbf58476d1ce4e5b9));
+	s ^= s >> 31;
+	return s ? s : 1;
+}
+
+uint64_t st_now_ns(void);
+/* Absolute CLOCK_MONOTONIC time ns nanoseconds from now (may be "now"). */
+struct timespec st_deadline_ns(uint64_t ns);
+uint64_t st_ts_ns(const struct timespec *ts);
+
+/* What a failure message names.  Set by the main thread between rounds. */
+struct st_context {
+	const char *program;
+	uint64_t seed;
+	unsigned round;
+	const char *policy;
+	unsigned nbuckets;
+	unsigned max_steals;
+	unsigned threads;
+	struct fwait_table *table; /* dumped on failure, may be NULL */
+	/* Extra state printed on failure (words, counters). */
+	void (*dump_extra)(void *arg);
+	void *dump_arg;
+	/* Self-test (--inject): a failure whose message contains this is the
+	 * expected outcome; st_fail reports it and exits 0. */
+	const char *expected_failure;
+};
+extern struct st_context st_ctx;
+
+/* Prints "FAIL ...", the context, the parked waiters; exits with 1. */
+__attribute__((noreturn, format(printf, 1, 2)))
+void st_fail(const char *fmt, ...);
+
+/* Prints every waiter parked in t (one line each) and their count. */
+unsigned st_dump_waiters(struct fwait_table *t, unsigned max_lines);
+/* Number of waiters parked in t right now. */
+unsigned st_count_waiters(struct fwait_table *t);
+
+/* Common command line: --seconds N --seed S --threads N --soak
+ * --stall-seconds N; FWAIT_STRESS_SEED in the environment is the default
+ * seed (else one is drawn from the clock and printed). */
+struct st_options {
+	double seconds;        /* wall-clock budget of the run */
+	uint64_t seed;
+	unsigned threads;      /* 0 = program default */
+	bool soak;             /* loop rounds until --seconds (default: forever) */
+	double stall_seconds;  /* a wait longer than this past its deadline fails */
+	const char *mix;       /* program specific */
+	const char *inject;    /* program specific fault injection (self-test) */
+	int policy;            /* -1 = cycle through all */
+};
+void st_parse_options(int argc, char **argv, struct st_options *o);
+
+/* A short pause inside a poll loop (never used as synchronisation). */
+void st_poll_pause(void);
+
+#endif

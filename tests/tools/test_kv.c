@@ -1,0 +1,221 @@
+/*
+ * test_kv.c - unit tests of the B+-tree store (tools/engine/kv.c).
+ *
+ * Small pages (512 B) and a small pool make a deep tree with many splits
+ * and force pages out to the file, so close/reopen really reads them back.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kv.h"
+
+#define VSIZE 40u
+
+static char path[256];
+
+static void setup(void)
+{
+	snprintf(path, sizeof(path), "/tmp/test_kv.%ld.%d.db", (long)getpid(), rand());
+}
+static void teardown(void)
+{
+	unlink(path);
+}
+
+static int open_store(struct kv_store **kv, bool create, uint32_t nframes)
+{
+	struct kv_config c = {.path = path, .create = create, .truncate = create,
+			      .value_size = create ? VSIZE : 0};
+	c.pool.page_size = 512;
+	c.pool.nframes = nframes;
+	return kv_open(kv, &c);
+}
+
+/* A value that names its key and a version. */
+static void make_value(uint8_t *v, uint64_t key, uint64_t ver)
+{
+	for (unsigned i = 0; i < VSIZE; i++)
+		v[i] = (uint8_t)(key * 7 + ver * 13 + i);
+	memcpy(v, &key, 8);
+}
+
+static uint64_t scatter(uint64_t i)
+{
+	return (i * UINT64_C(0x9e3779b97f4a7c15)) ^ (i >> 3);
+}
+
+START_TEST(test_reopen_keeps_every_key)
+{
+	struct kv_store *kv;
+	struct kv_check_info ci;
+	uint8_t v[VSIZE], got[VSIZE];
+	const uint64_t n = 3000;
+	ck_assert_int_eq(open_store(&kv, true, 32), 0);
+	for (uint64_t i = 0; i < n; i++) {
+		make_value(v, scatter(i), 1);
+		ck_assert_int_eq(kv_put(kv, scatter(i), v), 1);
+	}
+	for (uint64_t i = 0; i < n; i += 3) { /* overwrite a third */
+		make_value(v, scatter(i), 2);
+		ck_assert_int_eq(kv_put(kv, scatter(i), v), 0);
+	}
+	ck_assert_int_eq(kv_check(kv, &ci), 0);
+	ck_assert_uint_eq(ci.nkeys, n);
+	ck_assert_uint_ge(ci.height, 2);
+	ck_assert_int_eq(kv_close(kv), 0);
+
+	ck_assert_int_eq(open_store(&kv, false, 16), 0);
+	ck_assert_uint_eq(kv_value_size(kv), VSIZE);
+	for (uint64_t i = 0; i < n; i++) {
+		make_value(v, scatter(i), i % 3 == 0 ? 2 : 1);
+		ck_assert_int_eq(kv_get(kv, scatter(i), got), 0);
+		ck_assert_mem_eq(got, v, VSIZE);
+	}
+	ck_assert_int_eq(kv_get(kv, scatter(n), got), -ENOENT);
+	ck_assert_int_eq(kv_check(kv, &ci), 0);
+	ck_assert_uint_eq(ci.nkeys, n);
+	ck_assert_int_eq(kv_close(kv), 0);
+}
+END_TEST
+
+struct scan_state {
+	uint64_t last, count;
+	bool sorted;
+};
+static int scan_cb(uint64_t key, const void *value, void *arg)
+{
+	struct scan_state *s = arg;
+	uint64_t vk;
+	memcpy(&vk, value, 8);
+	if ((s->count && key <= s->last) || vk != key)
+		s->sorted = false;
+	s->last = key;
+	s->count++;
+	return 0;
+}
+
+START_TEST(test_scan_in_order)
+{
+	struct kv_store *kv;
+	uint8_t v[VSIZE];
+	ck_assert_int_eq(open_store(&kv, true, 64), 0);
+	for (uint64_t i = 0; i < 1000; i++) { /* keys 10, 20, ..., 10000 */
+		uint64_t k = ((i * 389) % 1000 + 1) * 10;
+		make_value(v, k, 1);
+		ck_assert_int_eq(kv_put(kv, k, v), 1);
+	}
+	struct scan_state s = {.sorted = true};
+	ck_assert_int_eq(kv_scan(kv, 0, SIZE_MAX, scan_cb, &s), 1000);
+	ck_assert(s.sorted);
+	ck_assert_uint_eq(s.count, 1000);
+	s = (struct scan_state){.sorted = true};
+	ck_assert_int_eq(kv_scan(kv, 55, 7, scan_cb, &s), 7); /* 60..120 */
+	ck_assert(s.sorted);
+	ck_assert_uint_eq(s.last, 120);
+	s = (struct scan_state){.sorted = true};
+	ck_assert_int_eq(kv_scan(kv, 9995, 100, scan_cb, &s), 1); /* only 10000 */
+	ck_assert_uint_eq(s.last, 10000);
+	ck_assert_int_eq(kv_scan(kv, 10001, 100, scan_cb, &s), 0);
+	ck_assert_int_eq(kv_close(kv), 0);
+}
+END_TEST
+
+#define NTHREADS 6
+#define PER_THREAD 600u
+static struct kv_store *shared_kv;
+static pthread_barrier_t start_line;
+
+static void *inserter(void *arg)
+{
+	uintptr_t id = (uintptr_t)arg;
+	uint8_t v[VSIZE], got[VSIZE];
+	pthread_barrier_wait(&start_line);
+	for (uint64_t i = 0; i < PER_THREAD; i++) {
+		uint64_t k = scatter(i * NTHREADS + id);
+		make_value(v, k, 1);
+		if (kv_put(shared_kv, k, v) != 1 || kv_get(shared_kv, k, got) != 0 ||
+		    memcmp(got, v, VSIZE) != 0)
+			return (void *)1;
+		if (kv_get(shared_kv, scatter((i / 2) * NTHREADS + (id + 1) % NTHREADS), got) == -EINVAL)
+			return (void *)1;
+	}
+	return NULL;
+}
+
+START_TEST(test_concurrent_inserts)
+{
+	pthread_t th[NTHREADS];
+	struct kv_check_info ci;
+	uint8_t got[VSIZE];
+	ck_assert_int_eq(open_store(&shared_kv, true, 128), 0);
+	pthread_barrier_init(&start_line, NULL, NTHREADS);
+	for (uintptr_t i = 0; i < NTHREADS; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, inserter, (void *)i), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		void *r;
+		pthread_join(th[i], &r);
+		ck_assert_ptr_null(r);
+	}
+	pthread_barrier_destroy(&start_line);
+	ck_assert_int_eq(kv_check(shared_kv, &ci), 0);
+	ck_assert_uint_eq(ci.nkeys, (uint64_t)NTHREADS * PER_THREAD);
+	for (uint64_t i = 0; i < (uint64_t)NTHREADS * PER_THREAD; i++) {
+		ck_assert_int_eq(kv_get(shared_kv, scatter(i), got), 0);
+		uint64_t k;
+		memcpy(&k, got, 8);
+		ck_assert_uint_eq(k, scatter(i));
+	}
+	ck_assert_int_eq(kv_close(shared_kv), 0);
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+	struct kv_store *kv = NULL;
+	struct kv_config c = {.path = NULL};
+	ck_assert_int_eq(kv_open(&kv, &c), -EINVAL);
+	ck_assert_int_eq(kv_open(NULL, &c), -EINVAL);
+	c.path = path;
+	c.create = true;
+	c.value_size = 4;
+	ck_assert_int_eq(kv_open(&kv, &c), -EINVAL);
+	c.value_size = 1000; /* 512-byte pages cannot hold 4 such values */
+	c.pool.page_size = 512;
+	ck_assert_int_eq(kv_open(&kv, &c), -EINVAL);
+	ck_assert_ptr_null(kv);
+	/* a store reopened with another value size is refused */
+	ck_assert_int_eq(open_store(&kv, true, 16), 0);
+	ck_assert_int_eq(kv_put(kv, 1, (uint8_t[VSIZE]){0}), 1);
+	ck_assert_int_eq(kv_get(kv, 1, NULL), -EINVAL);
+	ck_assert_int_eq(kv_close(kv), 0);
+	c = (struct kv_config){.path = path, .value_size = VSIZE + 8};
+	c.pool.page_size = 512;
+	ck_assert_int_eq(kv_open(&kv, &c), -EBADMSG);
+	c.value_size = 0;
+	c.pool.page_size = 1024; /* wrong page size */
+	ck_assert_int_eq(kv_open(&kv, &c), -EBADMSG);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("kv");
+	TCase *tc = tcase_create("kv");
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_reopen_keeps_every_key);
+	tcase_add_test(tc, test_scan_in_order);
+	tcase_add_test(tc, test_concurrent_inserts);
+	tcase_add_test(tc, test_bad_input);
+	suite_add_tcase(s, tc);
+	SRunner *sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	int failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,96 @@
+/*
+ * kv.h - a small embedded key-value store: a B+-tree on bufpool pages.
+ *
+ * Design note
+ * -----------
+ * The example to copy when embedding the buffer pool.  Keys are uint64_t,
+ * values have one fixed size chosen when the file is created.  Page 0 of the
+ * file is the meta page (magic, geometry, root page number, tree height);
+ * every other page is a B+-tree node.  Leaves are chained left to right for
+ * range scans.  There are no deletes.
+ *
+ * Concurrency (latch coupling, "crabbing", on the pool's content latches):
+ *   - readers go down with shared latches, holding the parent until the
+ *     child is latched;
+ *   - writers first go down optimistically the same way, latching only the
+ *     leaf exclusive; if the leaf is full they start again pessimistically:
+ *     exclusive latches from the root down (the meta page shared, or
+ *     exclusive when the root itself is full), releasing every ancestor as
+ *     soon as the child is "safe" (not full, so a split cannot reach above
+ *     it), then split bottom-up inside the latched path.
+ * Latches are always taken top-down (meta, root, ..., leaf) and, on the leaf
+ * level, left to right, so there is no deadlock.  See kv.c.
+ *
+ * Thread safety: every function except kv_open/kv_close may be called from
+ * any number of threads at once; kv_close must not race with other calls.
+ * Functions return 0 (or a count) or a negative errno.
+ */
+#ifndef TOOLS_ENGINE_KV_H
+#define TOOLS_ENGINE_KV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bufpool/bufpool.h"
+
+#define KV_VALUE_SIZE_DEFAULT 100u
+#define KV_VALUE_SIZE_MAX 1024u
+
+struct kv_store;
+
+/* Zero-initialise; every 0 means "default".  page_size/value_size matter
+ * only when the file is created; an existing file must match them if set. */
+struct kv_config {
+	const char *path;        /* required */
+	bool create;             /* create the file if absent */
+	bool truncate;           /* start from an empty store */
+	uint32_t value_size;     /* 8..KV_VALUE_SIZE_MAX; 0 = 100 (or the file's) */
+	struct bp_config pool;   /* nframes, page_size, policy, io_latency_us...;
+				  * path and the create/truncate flags are set
+				  * by kv_open */
+};
+
+/* Open (or create) a store.  *out is set only on success.  -EINVAL for bad
+ * arguments or a file that is not a store of this geometry (-EBADMSG), or
+ * the error of bp_open. */
+int kv_open(struct kv_store **out, const struct kv_config *cfg);
+/* Flush everything through bp_close and free the store (NULL is a no-op).
+ * Returns 0 or the first write/fsync error. */
+int kv_close(struct kv_store *kv);
+
+/* Copy the value of key into value (value_size bytes).  0, -ENOENT, or an
+ * I/O error of the pool. */
+int kv_get(struct kv_store *kv, uint64_t key, void *value);
+/* Insert or overwrite.  Returns 1 if the key was inserted, 0 if updated. */
+int kv_put(struct kv_store *kv, uint64_t key, const void *value);
+/* Insert or update in place: fill(value, existed, arg) runs with the leaf
+ * latched exclusive, value holding the old value (if existed) to be
+ * overwritten with the new one, so read-modify-write is atomic per key.
+ * Returns 1 if inserted, 0 if updated. */
+typedef void (*kv_fill_fn)(void *value, bool existed, void *arg);
+int kv_upsert(struct kv_store *kv, uint64_t key, kv_fill_fn fill, void *arg);
+/* Call fn for up to max keys >= start, in key order (fn's non-zero return
+ * stops the scan).  Returns the number of keys visited or an error.  A scan
+ * is not a snapshot: each leaf is read under its own shared latch. */
+typedef int (*kv_scan_fn)(uint64_t key, const void *value, void *arg);
+int kv_scan(struct kv_store *kv, uint64_t start, size_t max, kv_scan_fn fn, void *arg);
+
+/* The result of a structure check. */
+struct kv_check_info {
+	uint64_t nkeys;
+	uint64_t leaves;
+	uint64_t internal;
+	unsigned height;        /* levels above the leaves */
+	char error[192];        /* why the check failed, "" if it passed */
+};
+/* Walk the whole tree (call it while no writer runs): keys sorted and within
+ * their parent's bounds, all leaves at one depth, the leaf chain visiting
+ * exactly the leaves the tree reaches, in order.  0, -EBADMSG (see
+ * info->error) or an I/O error. */
+int kv_check(struct kv_store *kv, struct kv_check_info *info);
+
+uint32_t kv_value_size(const struct kv_store *kv);
+struct bp_pool *kv_pool(struct kv_store *kv);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * herd.h - the herd microbenchmark's internal interface.
+ *
+ * Design note: herd.c parses the command line and prints the report;
+ * herd_run.c runs one variant (one fwait policy, or the per-object
+ * mutex+condvar baseline) and measures it.  A run owns everything it
+ * touches (table, objects, threads); nothing is shared between runs.
+ */
+#ifndef TOOLS_HERD_HERD_H
+#define TOOLS_HERD_HERD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fwait/fwait.h"
+
+enum herd_kind { HERD_FWAIT, HERD_PERCOND };
+
+struct herd_variant {
+	const char *name;          /* as printed and as given to -p */
+	enum herd_kind kind;
+	enum fwait_policy policy;  /* HERD_FWAIT only */
+	unsigned max_steals;       /* HERD_FWAIT only */
+};
+
+struct herd_params {
+	unsigned threads, objects, buckets, hold_us;
+	double seconds;            /* per variant, when ops == 0 */
+	uint64_t ops;              /* acquisitions per variant; 0 = timed */
+	uint64_t seed;
+};
+
+/* The per-object baseline: the memory-hungry ideal. */
+struct herd_percond {
+	pthread_mutex_t mtx;
+	pthread_cond_t cond;
+	bool held;
+};
+
+struct herd_result {
+	uint64_t acquisitions;
+	double wall_s, user_s, sys_s;
+	uint64_t vcsw, ivcsw;
+	uint64_t spurious;         /* woken but had to sleep again */
+	double hold_s;             /* time actually spent in the holds */
+	uint64_t waits, wakeups, handoffs, foreign_skipped;
+	uint32_t max_bucket_depth;
+	size_t sync_bytes;         /* fwait: table_bytes; percond: K * sizeof */
+};
+
+/* Runs one variant; 0 or a negative errno (with a message on stderr). */
+int herd_run(const struct herd_variant *v, const struct herd_params *p,
+	     struct herd_result *out);
+
+#endif

@@ -1,0 +1,326 @@
+/*
+ * herd_run.c - runs one herd variant and measures it.
+ *
+ * Design note: T threads each repeat lock / hold / unlock on an object
+ * picked at random (xorshift seeded by (seed, thread), so every variant sees
+ * the same sequence of picks).  The hold is a nanosleep, as an I/O would
+ * be, so holders sleep with the lock held and waiters really queue.  fwait
+ * variants lock bit 0 of the object's word through one table of B buckets;
+ * the percond baseline gives every object its own mutex, condvar and held
+ * flag.  CPU time and context switches are getrusage(RUSAGE_SELF) deltas
+ * over the whole run, from the start gate to the last join.  Each object
+ * sits on its own cache line in both layouts, so neither pays false
+ * sharing; reported memory counts only the synchronisation state.
+ */
+#include "herd.h"
+
+#include <errno.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#define HERD_STACK_BYTES (256u << 10)
+
+struct herd_obj {
+	alignas(64) _Atomic uint32_t word; /* bit 0: the object's lock */
+};
+
+struct herd_pc_slot {
+	alignas(64) struct herd_percond pc; /* pc.held guarded by pc.mtx */
+};
+
+struct herd_shared {
+	const struct herd_variant *v;
+	const struct herd_params *p;
+	struct fwait_table *t;
+	struct herd_obj *objs;
+	struct herd_pc_slot *pcs;
+	/* relaxed: a plain "time is up" flag; workers finish their current
+	 * operation, and the joins order everything that matters. */
+	_Atomic bool stop;
+	_Atomic uint64_t tickets; /* acquisitions handed out (ops mode) */
+	/* The start gate: every worker waits here until main has taken its
+	 * "before" measurements.  gate_open guarded by gate_mtx. */
+	pthread_mutex_t gate_mtx;
+	pthread_cond_t gate_cond;
+	bool gate_open;
+};
+
+struct herd_worker {
+	struct herd_shared *s;
+	unsigned id;
+	uint64_t acquisitions, spurious;
+	double hold_s; /* measured: nanosleep overshoots by the timer slack */
+	int err;
+};
+
+static uint64_t next_rand(uint64_t *s)
+{
+	uint64_t x = *s;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * UINT64_C(2685821657736338717);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
+}
+
+/* Returns the seconds actually held. */
+static double hold(unsigned hold_us)
+{
+	if (hold_us == 0)
+		return 0;
+	struct timespec ts = { hold_us / 1000000u, (long)(hold_us % 1000000u) * 1000L };
+	double t0 = now_s();
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+	return now_s() - t0;
+}
+
+static bool take_ticket(struct herd_shared *s)
+{
+	if (s->p->ops)
+		return atomic_fetch_add_explicit(&s->tickets, 1, memory_order_relaxed) < s->p->ops;
+	return !atomic_load_explicit(&s->stop, memory_order_relaxed);
+}
+
+static int percond_lock(struct herd_percond *pc, uint64_t *spurious)
+{
+	bool woken = false;
+	pthread_mutex_lock(&pc->mtx);
+	while (pc->held) {
+		if (woken)
+			++*spurious; /* signalled, but someone else got it */
+		pthread_cond_wait(&pc->cond, &pc->mtx);
+		woken = true;
+	}
+	pc->held = true;
+	pthread_mutex_unlock(&pc->mtx);
+	return 0;
+}
+
+static int percond_unlock(struct herd_percond *pc)
+{
+	pthread_mutex_lock(&pc->mtx);
+	pc->held = false;
+	pthread_cond_signal(&pc->cond);
+	pthread_mutex_unlock(&pc->mtx);
+	return 0;
+}
+
+static void gate_wait(struct herd_shared *s);
+
+static void *worker_main(void *arg)
+{
+	struct herd_worker *w = arg;
+	struct herd_shared *s = w->s;
+	const struct herd_params *p = s->p;
+	uint64_t rng = (p->seed + 1) * UINT64_C(0x9e3779b97f4a7c15) + 2 * (uint64_t)w->id + 1;
+
+	gate_wait(s);
+	while (take_ticket(s)) {
+		unsigned k = (unsigned)(next_rand(&rng) % p->objects);
+		int rc;
+		if (s->v->kind == HERD_FWAIT) {
+			_Atomic uint32_t *word = &s->objs[k].word;
+			rc = fwait_bit_lock(s->t, word, 0, NULL);
+			if (rc == 0) {
+				w->hold_s += hold(p->hold_us);
+				rc = fwait_bit_unlock(s->t, word, 0);
+			}
+		} else {
+			struct herd_percond *pc = &s->pcs[k].pc;
+			rc = percond_lock(pc, &w->spurious);
+			w->hold_s += hold(p->hold_us);
+			percond_unlock(pc);
+		}
+		if (rc) {
+			w->err = rc;
+			break;
+		}
+		w->acquisitions++;
+	}
+	return NULL;
+}
+
+static int setup(struct herd_shared *s, const struct herd_variant *v,
+		 const struct herd_params *p)
+{
+	memset(s, 0, sizeof(*s));
+	s->v = v;
+	s->p = p;
+	pthread_mutex_init(&s->gate_mtx, NULL);
+	pthread_cond_init(&s->gate_cond, NULL);
+	if (v->kind == HERD_FWAIT) {
+		struct fwait_config cfg = { .nbuckets = p->buckets, .policy = v->policy,
+					    .max_steals = v->max_steals };
+		int rc = fwait_table_create(&s->t, &cfg);
+		if (rc) {
+			fprintf(stderr, "fwait-herd: %s: fwait_table_create: %s\n", v->name,
+				strerror(-rc));
+			return rc;
+		}
+		s->objs = aligned_alloc(64, sizeof(*s->objs) * p->objects);
+		if (!s->objs)
+			return -ENOMEM;
+		memset(s->objs, 0, sizeof(*s->objs) * p->objects);
+	} else {
+		s->pcs = aligned_alloc(64, sizeof(*s->pcs) * p->objects);
+		if (!s->pcs)
+			return -ENOMEM;
+		for (unsigned k = 0; k < p->objects; k++) {
+			pthread_mutex_init(&s->pcs[k].pc.mtx, NULL);
+			pthread_cond_init(&s->pcs[k].pc.cond, NULL);
+			s->pcs[k].pc.held = false;
+		}
+	}
+	return 0;
+}
+
+static void teardown(struct herd_shared *s)
+{
+	if (s->pcs) {
+		for (unsigned k = 0; k < s->p->objects; k++) {
+			pthread_cond_destroy(&s->pcs[k].pc.cond);
+			pthread_mutex_destroy(&s->pcs[k].pc.mtx);
+		}
+	}
+	free(s->pcs);
+	free(s->objs);
+	fwait_table_destroy(s->t);
+	pthread_cond_destroy(&s->gate_cond);
+	pthread_mutex_destroy(&s->gate_mtx);
+}
+
+static void fill_stats(const struct herd_shared *s, struct herd_result *out)
+{
+	if (s->v->kind != HERD_FWAIT) {
+		out->sync_bytes = (size_t)s->p->objects * sizeof(struct herd_percond);
+		return;
+	}
+	struct fwait_stats st;
+	fwait_stats_get(s->t, &st);
+	out->spurious = st.spurious_wakeups;
+	out->waits = st.waits;
+	out->wakeups = st.wakeups;
+	out->handoffs = st.handoffs;
+	out->foreign_skipped = st.foreign_skipped;
+	out->max_bucket_depth = st.max_bucket_depth;
+	out->sync_bytes = st.table_bytes;
+}
+
+static void gate_wait(struct herd_shared *s)
+{
+	pthread_mutex_lock(&s->gate_mtx);
+	while (!s->gate_open)
+		pthread_cond_wait(&s->gate_cond, &s->gate_mtx);
+	pthread_mutex_unlock(&s->gate_mtx);
+}
+
+static void gate_release(struct herd_shared *s)
+{
+	pthread_mutex_lock(&s->gate_mtx);
+	s->gate_open = true;
+	pthread_cond_broadcast(&s->gate_cond);
+	pthread_mutex_unlock(&s->gate_mtx);
+}
+
+static unsigned start_threads(struct herd_shared *s, struct herd_worker *ws,
+			      pthread_t *tids, int *rc)
+{
+	pthread_attr_t attr;
+	unsigned started = 0;
+
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, HERD_STACK_BYTES);
+	for (; started < s->p->threads; started++) {
+		ws[started].s = s;
+		ws[started].id = started;
+		int e = pthread_create(&tids[started], &attr, worker_main, &ws[started]);
+		if (e) {
+			fprintf(stderr, "fwait-herd: pthread_create (thread %u of %u): %s\n",
+				started, s->p->threads, strerror(e));
+			*rc = -e;
+			/* Those already started stop at their first ticket. */
+			atomic_store(&s->stop, true);
+			atomic_store(&s->tickets, UINT64_MAX / 2);
+			break;
+		}
+	}
+	pthread_attr_destroy(&attr);
+	return started;
+}
+
+int herd_run(const struct herd_variant *v, const struct herd_params *p,
+	     struct herd_result *out)
+{
+	struct herd_shared s;
+	struct rusage ru0, ru1;
+
+	memset(out, 0, sizeof(*out));
+	int rc = setup(&s, v, p);
+	struct herd_worker *ws = calloc(p->threads, sizeof(*ws));
+	pthread_t *tids = calloc(p->threads, sizeof(*tids));
+	if (rc == 0 && (!ws || !tids))
+		rc = -ENOMEM;
+	if (rc) {
+		teardown(&s);
+		free(ws);
+		free(tids);
+		return rc;
+	}
+
+	unsigned started = start_threads(&s, ws, tids, &rc);
+	double t0 = now_s();
+	getrusage(RUSAGE_SELF, &ru0);
+	gate_release(&s);
+	if (rc == 0 && p->ops == 0) {
+		double secs = p->seconds;
+		struct timespec ts = { (time_t)secs,
+				       (long)((secs - (double)(time_t)secs) * 1e9) };
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+		atomic_store_explicit(&s.stop, true, memory_order_relaxed);
+	}
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tids[i], NULL);
+	getrusage(RUSAGE_SELF, &ru1);
+	out->wall_s = now_s() - t0;
+
+	uint64_t pc_spurious = 0;
+	for (unsigned i = 0; i < started; i++) {
+		out->acquisitions += ws[i].acquisitions;
+		out->hold_s += ws[i].hold_s;
+		pc_spurious += ws[i].spurious;
+		if (ws[i].err && rc == 0) {
+			fprintf(stderr, "fwait-herd: %s: thread %u: %s\n", v->name, i,
+				strerror(-ws[i].err));
+			rc = ws[i].err;
+		}
+	}
+	out->user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
+	out->sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+	out->vcsw = (uint64_t)(ru1.ru_nvcsw - ru0.ru_nvcsw);
+	out->ivcsw = (uint64_t)(ru1.ru_nivcsw - ru0.ru_nivcsw);
+	fill_stats(&s, out);
+	if (v->kind == HERD_PERCOND)
+		out->spurious = pc_spurious;
+	teardown(&s);
+	free(ws);
+	free(tids);
+	return rc;
+}
