@@ -43,7 +43,7 @@ static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32
 	}
 	if (*page_size < BP_PAGE_SIZE_MIN || *page_size > BP_PAGE_SIZE_MAX ||
 	    (*page_size & (*page_size - 1))) {
-		fprintf(stderr, "bufpool: bp_open: page size %u is not a power of two in [%u, %u]\n",
+		fprintf(stderr, "bufpool: bp_open: page size %u must be a power of two in [%u, %u]\n",
 			*page_size, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX);
 		return -EINVAL;
 	}

@@ -185,6 +185,7 @@ START_TEST(writeback_never_overlaps_modification)
 	bt_join_all(&flusher, 1, BT_DEADLINE_MS, "flusher");
 	ck_assert_uint_eq(atomic_load(&sh.errors), 0);
 	ck_assert_uint_eq(atomic_load(&sh.overlaps), 0);
+	ck_assert_int_eq(bp_flush(sh.pool), 0);
 	struct bp_stats s;
 	ck_assert_int_eq(bp_stats_get(sh.pool, &s), 0);
 	ck_assert_uint_gt(s.writes, 0);

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +193,18 @@ int bpstat_reader_read(struct bpstat_reader *r, struct bpstat_shared *out)
 {
 	if (!r || !out)
 		return -EINVAL;
-	for (int tries = 0; tries < 100000; tries++) {
+	/* The publisher may be preempted mid-update: retry for up to 2 s,
+	 * yielding the CPU, then backing off 100 us at a time. */
+	uint64_t deadline = mono_ns() + UINT64_C(2000000000);
+	for (unsigned tries = 0;; tries++) {
+		if (tries > 0) {
+			if (mono_ns() > deadline)
+				return -EAGAIN;
+			if (tries < 100)
+				sched_yield();
+			else
+				nanosleep(&(struct timespec){0, 100000}, NULL);
+		}
 		/* Pairs with the publisher's final release store of seq: an even
 		 * value means the data of that update is visible. */
 		uint64_t s1 = atomic_load_explicit(&r->map->seq, memory_order_acquire);
@@ -205,7 +217,6 @@ int bpstat_reader_read(struct bpstat_reader *r, struct bpstat_shared *out)
 		if (atomic_load_explicit(&r->map->seq, memory_order_relaxed) == s1)
 			return 0;
 	}
-	return -EAGAIN;
 }
 
 void bpstat_reader_close(struct bpstat_reader *r)

@@ -79,7 +79,7 @@ const char *bpstat_publisher_path(const struct bpstat_publisher *p);
 struct bpstat_reader;
 int bpstat_reader_open(struct bpstat_reader **out, const char *path);
 /* Copy a consistent snapshot into *out.  -EAGAIN if none could be read
- * after many tries (a publisher died mid-update). */
+ * within 2 s (a publisher stopped or died mid-update). */
 int bpstat_reader_read(struct bpstat_reader *r, struct bpstat_shared *out);
 void bpstat_reader_close(struct bpstat_reader *r);
 

@@ -149,6 +149,7 @@ struct tio_result {
 	uint64_t io_waits, writeback_waits, latch_waits;
 	uint64_t reads, writes, evictions;
 	uint32_t max_bucket_depth;
+	uint32_t nbuckets;         /* the table's real bucket count (a power of two) */
 	double loadavg;            /* 1-minute load average when the phase began */
 };
 
@@ -462,6 +463,7 @@ static int run_phase(struct tio_run *run, enum tio_item it, struct tio_result *r
 	res->fwait_spurious = st.fwait.spurious_wakeups;
 	res->fwait_foreign = st.fwait.foreign_skipped;
 	res->max_bucket_depth = st.fwait.max_bucket_depth;
+	res->nbuckets = st.fwait.nbuckets;
 	res->io_waits = st.io_wait.count;
 	res->writeback_waits = st.writeback_wait.count;
 	res->latch_waits = st.latch_shared_wait.count + st.latch_exclusive_wait.count;
@@ -741,12 +743,12 @@ static void print_json(FILE *o, const struct tio_options *opt, const struct tio_
 	double wall = r->wall_s > 0 ? r->wall_s : 1e-9;
 	double b = base ? res_mb_per_cpusec(base) : 0.0;
 	fprintf(o, "{\"bench\":\"tiotest\",\"policy\":\"%s\",\"item\":\"%s\",\"threads\":%u,"
-		   "\"page_size\":%" PRIu32 ",\"frames\":%" PRIu32 ",\"buckets\":%u,"
+		   "\"page_size\":%" PRIu32 ",\"frames\":%" PRIu32 ",\"buckets\":%" PRIu32 ","
 		   "\"latency_us\":%" PRIu32 ",\"pages\":%" PRIu64 ",\"mb\":%.6f,"
 		   "\"time_s\":%.6f,\"rate_mb_s\":%.6f,\"usr_cpu_pct\":%.3f,\"sys_cpu_pct\":%.3f,"
 		   "\"usr_s\":%.6f,\"sys_s\":%.6f,\"mb_per_cpusec\":%.6f,",
 		fwait_policy_name(r->policy), tio_item_names[r->item], r->threads,
-		opt->page_size, r->frames, opt->buckets, opt->latency_us, r->pages, r->mb,
+		opt->page_size, r->frames, r->nbuckets, opt->latency_us, r->pages, r->mb,
 		r->wall_s, r->mb / wall, r->usr_s / wall * 100.0, r->sys_s / wall * 100.0,
 		r->usr_s, r->sys_s, res_mb_per_cpusec(r));
 	if (base != NULL && b > 0)
@@ -931,7 +933,8 @@ static void usage(FILE *o)
 		"      --readahead N     read-ahead pages (default: the pool's, %u; 0 = off)\n"
 		"      --policies LIST   comma-separated: broadcast,wake-all,wake-one,futex (default all)\n"
 		"      --seed N          seed of the random phases (default %u)\n"
-		"      --fault-read-ppm N  make N in a million page reads fail with EIO (tests\n"
+		"      --fault-read-ppm N\n"
+		"                        make N in a million page reads fail with EIO (shows\n"
 		"                        that errors are caught: the run then exits 1)\n"
 		"      --file PATH       data file (default: a temporary file in $TMPDIR or /tmp)\n"
 		"      --keep-file       do not delete the data file at the end\n"
@@ -1229,10 +1232,10 @@ static int tiotest_table(const struct tio_options *opt, const char *path)
 			emit_json_all(opt, all);
 		} else {
 			printf("bpbench tiotest: %u threads, %" PRIu64 " pages x %" PRIu32
-			       " B per thread (%" PRIu64 " random), %" PRIu32 " frames, %u buckets,"
+			       " B per thread (%" PRIu64 " random), %" PRIu32 " frames, %" PRIu32 " buckets,"
 			       " %" PRIu32 " us latency\n", opt->threads, pages_per_thread_for(opt),
 			       opt->page_size, random_ops_for(opt), frames_for(opt, opt->threads),
-			       opt->buckets, opt->latency_us);
+			       all[0].nbuckets, opt->latency_us);
 			printf("(%ld CPUs online; 1-minute load average at the start of each policy's "
 			       "Write:", sysconf(_SC_NPROCESSORS_ONLN));
 			for (unsigned p = 0; p < opt->npolicies; p++)
