@@ -100,6 +100,14 @@ static void tidy_waiters_bit(struct fw_bucket *b, _Atomic uint32_t *word)
 		atomic_fetch_and_explicit(word, ~FWAIT_WAITERS_MASK, memory_order_relaxed);
 }
 
+bool fwait_bit_test(const _Atomic uint32_t *word, unsigned bit)
+{
+	if (check_bit_args(word, bit))
+		return false;
+	/* acquire: pairs with the release of clear / unlock. */
+	return atomic_load_explicit(word, memory_order_acquire) & bit_mask(bit);
+}
+
 int fwait_bit_trylock(_Atomic uint32_t *word, unsigned bit)
 {
 	if (check_bit_args(word, bit))
@@ -110,27 +118,23 @@ int fwait_bit_trylock(_Atomic uint32_t *word, unsigned bit)
 	return 0;
 }
 
-int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
-		   const struct timespec *deadline)
+/* The sleeping half of fwait_bit_lock (exclusive: take the bit) and
+ * fwait_bit_wait (not exclusive: see the bit clear), on the table. */
+static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+		     bool exclusive, const struct timespec *deadline)
 {
-	if (t == NULL || check_bit_args(word, bit) || !fw_deadline_valid(deadline))
-		return -EINVAL;
-	if (fwait_bit_trylock(word, bit) == 0)
-		return 0; /* uncontended: one atomic op, no table access */
-
 	uint32_t m = bit_mask(bit);
-	if (t->policy == FWAIT_FUTEX)
-		return fw_futex_lock(t, word, m, deadline);
-
 	struct fw_bucket *b = fw_bucket_of(t, word);
 	struct fw_waiter w;
 	bool woken = false;
 	int rc = 0;
 
-	fw_waiter_init(&w, word, (int)bit, true);
+	fw_waiter_init(&w, word, (int)bit, exclusive);
 	pthread_mutex_lock(&b->lock);
 	for (;;) {
-		if (take_or_announce(word, m)) {
+		/* Re-checked after every wake: a lock can be taken, and an
+		 * event bit such as WRITEBACK set again, before we run. */
+		if (exclusive ? take_or_announce(word, m) : clear_or_announce(word, m)) {
 			pthread_mutex_unlock(&b->lock);
 			break;
 		}
@@ -151,11 +155,17 @@ int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 			/* Chosen just as our deadline passed.  A handoff gave
 			 * us the bit: pass it on to the next waiter rather than
 			 * strand it.  A plain wake (WAKE_ALL, BROADCAST, clear)
-			 * woke everyone, so there is nothing to pass on. */
-			fw_stat_add(&b->stats.timeouts, 1);
+			 * woke every waiter of the key, so nothing is passed
+			 * on; report what is true now. */
 			if (state == FW_HANDED)
 				fwait_bit_unlock(t, word, bit);
-			rc = -ETIMEDOUT;
+			bool done = state != FW_HANDED &&
+				(exclusive ? fwait_bit_trylock(word, bit) == 0 :
+					     !fwait_bit_test(word, bit));
+			if (!done) {
+				fw_stat_add(&b->stats.timeouts, 1);
+				rc = -ETIMEDOUT;
+			}
 			break;
 		}
 		if (state == FW_HANDED)
@@ -165,6 +175,18 @@ int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 	}
 	fw_waiter_destroy(&w);
 	return rc;
+}
+
+int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+		   const struct timespec *deadline)
+{
+	if (t == NULL || check_bit_args(word, bit) || !fw_deadline_valid(deadline))
+		return -EINVAL;
+	if (fwait_bit_trylock(word, bit) == 0)
+		return 0; /* uncontended: one atomic op, no table access */
+	if (t->policy == FWAIT_FUTEX)
+		return fw_futex_wait(t, word, bit_mask(bit), true, deadline);
+	return bit_sleep(t, word, bit, true, deadline);
 }
 
 /* WAKE_ONE strict handoff: the bit is still set and W was seen. */
@@ -285,54 +307,11 @@ int fwait_bit_wait(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 {
 	if (t == NULL || check_bit_args(word, bit) || !fw_deadline_valid(deadline))
 		return -EINVAL;
-
-	uint32_t m = bit_mask(bit);
-	/* acquire: pairs with the release RMW of clear / unlock. */
-	if (!(atomic_load_explicit(word, memory_order_acquire) & m))
-		return 0;
+	if (!fwait_bit_test(word, bit))
+		return 0; /* already clear: one load, no table access */
 	if (t->policy == FWAIT_FUTEX)
-		return fw_futex_wait_clear(t, word, m, deadline);
-
-	struct fw_bucket *b = fw_bucket_of(t, word);
-	struct fw_waiter w;
-	bool woken = false;
-	int rc = 0;
-
-	fw_waiter_init(&w, word, (int)bit, false);
-	pthread_mutex_lock(&b->lock);
-	for (;;) {
-		/* Loop until the bit is really clear: an event bit such as
-		 * WRITEBACK can be set again before a woken waiter runs. */
-		if (clear_or_announce(word, m)) {
-			pthread_mutex_unlock(&b->lock);
-			break;
-		}
-		if (woken)
-			fw_stat_add(&b->stats.spurious, 1);
-		fw_enqueue(b, &w);
-
-		bool raced;
-		int state = fw_sleep(t, b, &w, deadline, &raced);
-		if (state == FW_TIMEDOUT) {
-			fw_stat_add(&b->stats.timeouts, 1);
-			tidy_waiters_bit(b, word);
-			pthread_mutex_unlock(&b->lock);
-			rc = -ETIMEDOUT;
-			break;
-		}
-		if (raced) {
-			/* Woken as the deadline passed: report what is true. */
-			if (atomic_load_explicit(word, memory_order_acquire) & m) {
-				fw_stat_add(&b->stats.timeouts, 1);
-				rc = -ETIMEDOUT;
-			}
-			break;
-		}
-		woken = true;
-		pthread_mutex_lock(&b->lock);
-	}
-	fw_waiter_destroy(&w);
-	return rc;
+		return fw_futex_wait(t, word, bit_mask(bit), false, deadline);
+	return bit_sleep(t, word, bit, false, deadline);
 }
 
 bool fwait_bit_set(_Atomic uint32_t *word, unsigned bit)
@@ -370,12 +349,4 @@ int fwait_bit_clear(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit)
 	pthread_mutex_unlock(&b->lock);
 	fw_signal_all(&l, FW_WOKEN);
 	return 0;
-}
-
-bool fwait_bit_test(const _Atomic uint32_t *word, unsigned bit)
-{
-	if (check_bit_args(word, bit))
-		return false;
-	/* acquire: pairs with the release of clear / unlock. */
-	return atomic_load_explicit(word, memory_order_acquire) & bit_mask(bit);
 }

@@ -87,17 +87,26 @@ static bool announce(_Atomic uint32_t *word, uint32_t *v)
 	return true;
 }
 
-int fw_futex_lock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
-		  const struct timespec *deadline)
+int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
+		  bool exclusive, const struct timespec *deadline)
 {
-	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
+	/* acquire: pairs with the release in fw_futex_unlock / clear, for a
+	 * non-exclusive waiter that returns on seeing the bit clear. */
+	uint32_t v = atomic_load_explicit(word, memory_order_acquire);
 	bool woken = false;
 
 	for (;;) {
 		if (!(v & m)) {
+			if (!exclusive) {
+				/* We may have absorbed an unlock's wake-one meant
+				 * for a lock waiter: pass it on. */
+				if (woken && (v & FWAIT_WAITERS_MASK))
+					futex_wake(t, word, m, 1);
+				return 0;
+			}
 			/* acquire: pairs with the release in fw_futex_unlock. */
 			if (atomic_compare_exchange_weak_explicit(word, &v, v | m,
-					memory_order_acquire, memory_order_relaxed))
+					memory_order_acquire, memory_order_acquire))
 				return 0;
 			continue;
 		}
@@ -108,8 +117,8 @@ int fw_futex_lock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
 		int rc = futex_sleep(t, word, v, m, deadline);
 		if (rc == -ETIMEDOUT)
 			return rc;
-		woken = rc == 0;
-		v = atomic_load_explicit(word, memory_order_relaxed);
+		woken = woken || rc == 0;
+		v = atomic_load_explicit(word, memory_order_acquire);
 	}
 }
 
@@ -128,33 +137,6 @@ int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
 	return 0;
 }
 
-int fw_futex_wait_clear(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
-			const struct timespec *deadline)
-{
-	/* acquire: pairs with the release of clear / unlock. */
-	uint32_t v = atomic_load_explicit(word, memory_order_acquire);
-	bool woken = false;
-
-	for (;;) {
-		if (!(v & m)) {
-			/* We may have absorbed an unlock's wake-one meant for a
-			 * lock waiter: pass it on. */
-			if (woken && (v & FWAIT_WAITERS_MASK))
-				futex_wake(t, word, m, 1);
-			return 0;
-		}
-		if (!announce(word, &v))
-			continue;
-		if (woken)
-			fw_stat_add(&fw_bucket_of(t, word)->stats.spurious, 1);
-		int rc = futex_sleep(t, word, v, m, deadline);
-		if (rc == -ETIMEDOUT)
-			return rc;
-		woken = woken || rc == 0;
-		v = atomic_load_explicit(word, memory_order_acquire);
-	}
-}
-
 void fw_futex_wake_all(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
 {
 	futex_wake(t, word, m, INT_MAX);
@@ -167,19 +149,13 @@ bool fw_futex_supported(void)
 	return false;
 }
 
-int fw_futex_lock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
-		  const struct timespec *deadline)
+int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
+		  bool exclusive, const struct timespec *deadline)
 {
 	return -ENOTSUP;
 }
 
 int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
-{
-	return -ENOTSUP;
-}
-
-int fw_futex_wait_clear(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
-			const struct timespec *deadline)
 {
 	return -ENOTSUP;
 }

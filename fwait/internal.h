@@ -135,11 +135,11 @@ void fw_stat_add(_Atomic uint64_t *c, uint64_t n);
 void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns);
 
 /* ---- futex.c (FWAIT_FUTEX policy) ---- */
-int fw_futex_lock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
-		  const struct timespec *deadline);
+/* Sleep on the word itself until the bit is taken (exclusive) or seen
+ * clear (not exclusive).  0, -ETIMEDOUT. */
+int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
+		  bool exclusive, const struct timespec *deadline);
 int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
-int fw_futex_wait_clear(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
-			const struct timespec *deadline);
 void fw_futex_wake_all(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
 bool fw_futex_supported(void);
 
