@@ -127,7 +127,7 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 		int bit, uint32_t nr_exclusive, struct fw_wake_list *l);
 
 /* Caller holds b->lock: the oldest exclusive waiter of (key, bit) or NULL;
- * counts foreign waiters walked past. */
+ * if found, counts the foreign waiters walked past to reach it. */
 struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit);
 
 /* ---- stats.c ---- */

@@ -146,7 +146,9 @@ struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int b
 			foreign++;
 		}
 	}
-	if (foreign)
+	/* Count the walk only when it chose someone: callers that find nobody
+	 * go on to fw_collect, which walks and counts the bucket itself. */
+	if (w && foreign)
 		fw_stat_add(&b->stats.foreign, foreign);
 	return w;
 }
