@@ -13,8 +13,8 @@
  * really is verified (any mismatch or pool error makes the run exit 1).
  *
  * The four phases run once per fwait policy (broadcast, wake-all, wake-one,
- * futex) in the same process, each on a freshly truncated file, with the same
- * pages in the same order (the random sequences are seeded per thread and
+ * futex) in the same process, each on a freshly emptied file pre-sized to
+ * its final length (see presize_file), with the same pages in the same order (the random sequences are seeded per thread and
  * phase), so the policies are compared on identical work.
  *
  * Where the herd comes from: the pool is far smaller than the data and every
@@ -35,7 +35,9 @@
  * start from an empty pool (bp_evict_all, untimed).
  *
  * Threads: the main thread owns the pool and the results; workers own their
- * page-generation arrays and random state.  The phase number and the quit flag
+ * page-generation arrays and random state.  Workers first wait at a gate
+ * (gate_lock/gate_cond) until all of them exist, so a failed pthread_create
+ * can send the started ones home.  The phase number and the quit flag
  * are written by the main thread before a barrier and read by workers after
  * it (pthread_barrier_wait synchronises memory).  Error counters are relaxed
  * atomics read after the phase's closing barrier; the first error message is
@@ -496,12 +498,13 @@ static uint64_t random_ops_for(const struct tio_options *opt)
 }
 
 /* Empty the file and give it its final size as one hole, before the pool
- * opens it.  Threads write their regions in parallel, so without this a
- * thread's page would lie below pages other threads already created (inside
- * the pool's page count) but past the file's end on disk, and the pool's read
- * of it fails with EIO; with it, every first write of a page reads a hole
- * (zeros, checked) and overwrites it, as a page cache does for a write that
- * does not cover a whole page. */
+ * opens it, so every first write of a page reads the hole (zeros, checked)
+ * and overwrites it: the pool has no "whole page overwrite" hint, and a page
+ * below the pool's page count is read before it is written.  Without this,
+ * which pages of the parallel Write phase are created and which are read
+ * would depend on how the threads happen to interleave (a page is created
+ * only if no thread has yet created a higher one), so the policies would not
+ * do identical I/O. */
 static int presize_file(const char *path, uint64_t bytes)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
