@@ -117,6 +117,7 @@ struct fwait_waiter_info {
 int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg);
 /* No thread may be waiting on, or calling into, the table. NULL is a no-op. */
 void fwait_table_destroy(struct fwait_table *t);
+/* The table's policy; FWAIT_POLICY_COUNT (not a policy) for NULL. */
 enum fwait_policy fwait_table_policy(const struct fwait_table *t);
 const char *fwait_policy_name(enum fwait_policy p);
 /* Parses "wake-one", "wake-all", "broadcast", "futex"; -EINVAL otherwise. */

@@ -117,7 +117,7 @@ void fwait_table_destroy(struct fwait_table *t)
 
 enum fwait_policy fwait_table_policy(const struct fwait_table *t)
 {
-	return t->policy;
+	return t ? t->policy : FWAIT_POLICY_COUNT;
 }
 
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)

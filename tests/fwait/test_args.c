@@ -2,8 +2,8 @@
  * test_args.c - argument checking, error codes, policy names, configs.
  *
  * Design note: single-threaded except where a call could hang on bad input
- * (an invalid deadline), which runs in a thread joined against a deadline so
- * that a spin or an endless sleep fails the test instead of hanging it.
+ * (a malformed deadline), which runs in a thread joined against a deadline
+ * so that a spin or an endless sleep fails the test instead of hanging it.
  */
 #include <check.h>
 #include <errno.h>
@@ -171,13 +171,14 @@ START_TEST(configs)
 }
 END_TEST
 
-/* A deadline whose tv_nsec is out of range is bad input: the call must
- * return (an error, or a timeout) rather than spin or sleep forever. */
+/* A malformed deadline (tv_nsec outside [0, 1e9), negative tv_sec) is bad
+ * input: -EINVAL, whether or not the call would have had to wait, and never
+ * a spin or an endless sleep (hence the thread and the bounded join). */
 struct bad_deadline {
 	struct fwait_table *t;
 	_Atomic uint32_t word;
 	struct timespec dl;
-	int lock_rc, wait_rc, generic_rc;
+	int lock_free_rc, lock_held_rc, wait_rc, generic_rc;
 };
 
 static bool never(void *arg)
@@ -188,18 +189,22 @@ static bool never(void *arg)
 static void *bad_deadline_main(void *arg)
 {
 	struct bad_deadline *b = arg;
-	b->lock_rc = fwait_bit_lock(b->t, &b->word, 0, &b->dl);
-	b->wait_rc = fwait_bit_wait(b->t, &b->word, 0, &b->dl);
 	int key;
-	b->generic_rc = fwait_wait(b->t, &key, 0, never, NULL, &b->dl);
+
+	b->lock_free_rc = fwait_bit_lock(b->t, &b->word, 1, &b->dl); /* bit 1: free */
+	b->lock_held_rc = fwait_bit_lock(b->t, &b->word, 0, &b->dl); /* bit 0: held */
+	b->wait_rc = fwait_bit_wait(b->t, &b->word, 0, &b->dl);
+	b->generic_rc = fwait_wait(b->t, &key, FWAIT_EXCLUSIVE, never, NULL, &b->dl);
 	return NULL;
 }
 
-START_TEST(bad_deadline_does_not_hang)
+START_TEST(bad_deadline_is_einval)
 {
 	static const struct timespec bad[] = {
 		{ .tv_sec = 0, .tv_nsec = 1000000000L },
 		{ .tv_sec = 0, .tv_nsec = -1 },
+		{ .tv_sec = -1, .tv_nsec = 0 },
+		{ .tv_sec = 1, .tv_nsec = 2000000000L },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		struct bad_deadline b = { .dl = bad[i] };
@@ -207,15 +212,17 @@ START_TEST(bad_deadline_does_not_hang)
 		b.t = th_table_for(_i, 4);
 		ck_assert_int_eq(fwait_bit_trylock(&b.word, 0), 0);
 		th_spawn(&tid, bad_deadline_main, &b);
-		th_join_all(&tid, 1, 2000, "call with an invalid deadline", b.t);
-		ck_assert_msg(b.lock_rc == -EINVAL || b.lock_rc == -ETIMEDOUT,
-			      "bit_lock: %d", b.lock_rc);
-		ck_assert_msg(b.wait_rc == -EINVAL || b.wait_rc == -ETIMEDOUT,
-			      "bit_wait: %d", b.wait_rc);
-		ck_assert_msg(b.generic_rc == -EINVAL || b.generic_rc == -ETIMEDOUT,
-			      "fwait_wait: %d", b.generic_rc);
+		th_join_all(&tid, 1, 5000, "call with an invalid deadline", b.t);
+		ck_assert_int_eq(b.lock_free_rc, -EINVAL);
+		ck_assert_int_eq(b.lock_held_rc, -EINVAL);
+		ck_assert_int_eq(b.wait_rc, -EINVAL);
+		ck_assert_int_eq(b.generic_rc, -EINVAL);
+		ck_assert_uint_eq(atomic_load(&b.word), 1); /* bit 1 not taken */
 		ck_assert_int_eq(fwait_bit_unlock(b.t, &b.word, 0), 0);
 		ck_assert_uint_eq(th_parked(b.t), 0);
+		struct fwait_stats st;
+		fwait_stats_get(b.t, &st);
+		ck_assert_uint_eq(st.waits, 0);
 		fwait_table_destroy(b.t);
 	}
 }
@@ -230,7 +237,7 @@ int main(void)
 	tcase_add_loop_test(tc, lock_errors, 0, TH_NPOLICIES);
 	tcase_add_test(tc, policy_names_round_trip);
 	tcase_add_test(tc, configs);
-	tcase_add_loop_test(tc, bad_deadline_does_not_hang, 0, TH_NPOLICIES);
+	tcase_add_loop_test(tc, bad_deadline_is_einval, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
 	SRunner *sr = srunner_create(su);
 	srunner_run_all(sr, CK_ENV);

@@ -27,7 +27,10 @@
  * A deadline is a nondeterministic choice a sleeping waiter may take while
  * its state is still WAITING (pthread_cond_timedwait returning ETIMEDOUT
  * with state == FW_WAITING), at most TMO times per thread, so every
- * interleaving of a timeout with a wake or a handoff is explored.
+ * interleaving of a timeout with a wake or a handoff is explored.  A waiter
+ * chosen as its deadline passed (bit_sleep's `raced`) passes a handoff on
+ * through unlock and returns -ETIMEDOUT; after a plain wake it reports what
+ * is true now (lock: one trylock; wait: the bit clear).
  *
  * Policies: WAKE_ONE strict handoff (default), -DWAKE_ALL, -DBROADCAST,
  * -DSTEALS (max_steals > 0: release first, hand off under the bucket lock
@@ -36,7 +39,12 @@
  * taken at any time and the steal count is not modelled).
  * Workloads: default = every thread does NOPS of {bit_lock+unlock on key k,
  * bit_wait on key k}; -DEVENTS = key 1 is an event bit that thread 0 sets and
- * clears NOPS times while threads 1 and 2 bit_wait on it or lock key 0.
+ * clears (up to NOPS times) while threads 1 and 2 bit_wait on it or lock
+ * key 0; -DKEYED = generic keyed waits (keyed.c): thread 0 produces 2 x NOPS
+ * tokens, each followed by fwait_wake(key, 1); threads 1 and 2 consume with
+ * an exclusive fwait_wait whose ready() takes a token (timeouts included,
+ * so the raced "pass the wake on" path is explored) or lock key 0 in the
+ * same bucket.
  *
  * -DNO_MONITOR drops the invariant monitor, so that a broken variant must be
  * caught by the end-state and ltl checks alone.
@@ -49,6 +57,9 @@
  *   -DBROKEN_RACE     a timed-out waiter that a handoff chose at the same
  *                     moment drops the bit instead of passing it on
  *                     (the 2008 exclusive-wait abort race).
+ *   -DKEYED -DBROKEN_KEYED_CHECK  fwait_wait evaluates ready() before it
+ *                     takes the bucket lock (and queues without looking
+ *                     again), so a wake can fall in between.
  *
  * Checked: assertions (mutual exclusion via owner[]; FIFO handoff: the
  * chosen exclusive waiter holds the oldest ticket of its key; a waker only
@@ -99,16 +110,28 @@ byte ticket[NT];       /* enqueue order of queued exclusive waiters */
 byte next_ticket;
 byte owner[2];         /* tid+1 of the lock-bit holder, 0 none */
 byte finished;
+#ifdef KEYED
+byte tokens;           /* the generic key's condition: ready() takes one */
+#endif
 #ifdef STEALS
 #endif
 
 #define BITSET(k) ((word[KWORD(k)] & KBIT(k)) != 0)
 #define WSET(wd) ((word[wd] & WMASK) != 0)
-#define QW(i, wd) (queued[i] && KWORD(wkey[i]) == (wd))
+/* GKEY: the generic key of -DKEYED (fwait_wait / fwait_wake); its waiters
+ * never touch a word or W. */
+#define GKEY 2
+#define QB(i) (queued[i] && wkey[i] != GKEY)
+#define QW(i, wd) (QB(i) && KWORD(wkey[i]) == (wd))
 #define HASW(wd) (QW(0, wd) || QW(1, wd) || QW(2, wd))
-#define QEC(i) (queued[i] && wexcl[i] && !BITSET(wkey[i]))
-#define QC(i) (queued[i] && !BITSET(wkey[i]))
-#define QWOK(i) (!queued[i] || WSET(KWORD(wkey[i])))
+#define QEC(i) (QB(i) && wexcl[i] && !BITSET(wkey[i]))
+#define QWOK(i) (!QB(i) || WSET(KWORD(wkey[i])))
+#ifdef KEYED
+/* a bit waiter on a clear bit, or a token consumer while tokens are left */
+#define QC(i) ((QB(i) && !BITSET(wkey[i])) || (queued[i] && wkey[i] == GKEY && tokens > 0))
+#else
+#define QC(i) (QB(i) && !BITSET(wkey[i]))
+#endif
 #define WEXACT (bl != 0 || (WSET(0) == HASW(0) && WSET(1) == HASW(1)))
 #define OLDER(j, k, tk) (queued[j] && wexcl[j] && wkey[j] == (k) && ticket[j] < (tk))
 
@@ -380,9 +403,17 @@ inline bit_lock(k) {
 				/* drop it: clear the bit, wake nobody */
 				word[KWORD(k)] = word[KWORD(k)] & ~KBIT(k)
 #else
-				/* pass the handoff on */
+				/* pass the handoff on; still -ETIMEDOUT */
 				critical_section(k); bit_unlock(k)
 #endif
+			:: raced && st == WOKEN ->
+				/* a plain wake raced the deadline: report what
+				 * is true now, i.e. try the bit once */
+				atomic {
+					old = word[KWORD(k)]; word[KWORD(k)] = old | KBIT(k);
+					if :: !(old & KBIT(k)) -> res = OK :: else -> skip fi;
+					old = 0
+				}
 			:: else -> skip
 			fi;
 			break
@@ -449,6 +480,127 @@ inline bit_clear(k) {
 	fi
 }
 
+
+/* ---- generic keyed waits (keyed.c), -DKEYED ------------------------------ */
+#ifdef KEYED
+/* fwait_wake(GKEY, 1) (FWAIT_ALL under WAKE_ALL): every non-exclusive
+ * waiter of the key and up to nb exclusive ones, oldest first; BROADCAST:
+ * the whole bucket */
+inline gcollect() {
+	c = 0;
+#ifdef WAKE_ALL
+	nb = NT;
+#else
+	nb = 1;
+#endif
+	do
+	:: c < qlen ->
+		w = q[c];
+		if
+#ifdef BROADCAST
+		:: true ->
+#else
+		:: wkey[w] == GKEY && (!wexcl[w] || nb > 0) ->
+			if :: wexcl[w] -> nb-- :: else -> skip fi;
+#endif
+			unlink(w); chosen = chosen | (1 << w)
+		:: else -> c++
+		fi
+	:: else -> break
+	od;
+	c = 0; w = 0; nb = 0
+}
+
+inline key_produce() {
+	atomic { tokens++ };
+	bucket_lock();
+	atomic { gcollect(); bl = 0 };
+	signal_chosen(WOKEN)
+}
+
+/* fw_sleep for a generic waiter: a timeout that finds itself queued
+ * unlinks itself and takes one last look under the lock (keyed.c) */
+inline gsleep() {
+	raced = false; timed = false; res = OK;
+	if
+	:: atomic { wstate[me] != WAITING -> st = wstate[me]; wstate[me] = WAITING }
+	:: atomic { tmo > 0 && wstate[me] == WAITING -> tmo-- };
+		bucket_lock();
+		atomic {
+			if
+			:: queued[me] ->
+				unlink(me);
+				if :: tokens > 0 -> tokens-- :: else -> res = TIMEDOUT fi;
+				timed = true; bl = 0
+			:: else -> bl = 0
+			fi
+		};
+		if
+		:: !timed ->
+			atomic { wstate[me] != WAITING -> st = wstate[me]; wstate[me] = WAITING };
+			raced = true
+		:: else -> skip
+		fi
+	fi
+}
+
+/* fwait_wait(GKEY, FWAIT_EXCLUSIVE, take a token) */
+inline key_consume() {
+	atomic { bl == 0 -> bl = me + 1; alive[me] = true };
+#ifdef BROKEN_KEYED_CHECK
+	/* broken: ready() is evaluated before the bucket lock is taken */
+	bl = 0;
+	got = tokens > 0;
+	bucket_lock();
+#endif
+	do
+	:: atomic {
+		if
+#ifdef BROKEN_KEYED_CHECK
+		:: got -> tokens--; bl = 0
+		:: else -> enqueue(GKEY, true); bl = 0; got = false
+#else
+		:: tokens > 0 -> tokens--; bl = 0; got = true
+		:: else -> enqueue(GKEY, true); bl = 0; got = false
+#endif
+		fi
+	   };
+	   if
+	   :: got -> got = false; res = OK; break
+	   :: else -> skip
+	   fi;
+	   gsleep();
+	   if
+	   :: timed -> break
+	   :: raced ->
+		/* woken as the deadline passed: if the condition does not
+		 * hold for us, pass the exclusive wake on */
+		bucket_lock();
+		atomic {
+			if
+			:: tokens > 0 -> tokens--; res = OK
+			:: else ->
+				res = TIMEDOUT;
+				first_exclusive(GKEY);
+				if :: w < NT -> unlink(w); chosen = 1 << w :: else -> skip fi;
+				w = 0
+			fi;
+			bl = 0
+		};
+		signal_chosen(WOKEN);
+		break
+	   :: else ->
+		/* woken: look again */
+#ifdef BROKEN_KEYED_CHECK
+		got = tokens > 0;
+#endif
+		bucket_lock()
+	   fi
+	od;
+	atomic { alive[me] = false; st = 0; raced = false; timed = false }
+}
+#endif
+
 inline critical_section(k) {
 	atomic { assert(owner[k] == 0 && BITSET(k)); owner[k] = me + 1 }
 }
@@ -460,14 +612,24 @@ inline lock_unlock(k) {
 
 proctype thread(byte me)
 {
-	byte i, j, c, w, chosen, old, res, k, n, st, handw;
-	bool got, raced, hand, first;
+	byte i, j, c, w, chosen, old, res, k, n, st, handw, nb;
+	bool got, raced, hand, first, timed;
 	byte tmo = TMO;
 
 	do
 	:: n < NOPS ->
 		if :: k = 0 :: k = 1 fi;
-#ifdef EVENTS
+#if defined(KEYED)
+		/* thread 0 produces two tokens per operation; threads 1 and 2
+		 * consume one, then consume another or lock key 0 (bit waiters
+		 * and generic waiters share the bucket); supply >= demand */
+		if
+		:: me == 0 -> key_produce(); key_produce()
+		:: me != 0 && n == 0 -> key_consume()
+		:: me != 0 && n > 0 -> key_consume()
+		:: me != 0 && n > 0 -> lock_unlock(0)
+		fi;
+#elif defined(EVENTS)
 		if
 		:: me == 0 && k == 1 -> bit_set(1); bit_clear(1)
 		:: me != 0 && k == 1 -> bit_wait(1)

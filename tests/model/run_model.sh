@@ -99,6 +99,6 @@ if [ "$errors" -eq 0 ]; then
 	exit 1
 fi
 echo "--- counterexample (spin -t, last 25 lines) ---"
-spin -t -p "$@" model.pml 2>&1 | tail -n 25
+spin -t -p "$@" model.pml 2>&1 | grep -E "^ *[0-9]+:|end state|never claim" | tail -n 25
 echo "PASS: the broken variant was caught ($errors error(s))"
 exit 0

@@ -9,7 +9,7 @@
  * TSan), lets them run random operations for its share of --seconds, stops
  * them, and checks the end state.  Operations (--mix bits | all):
  *   - bit_lock with a deadline drawn from {none, already past, 1-50 us,
- *     0.1-20 ms}, bit_trylock, then a critical section that swaps an owner
+ *     50-1000 us, 1-20 ms}, bit_trylock, then a critical section that swaps an owner
  *     field (two holders = failure), bumps a plain counter (a lost update or
  *     a TSan report = broken mutual exclusion / ordering) and sometimes holds
  *     the bit long, so that short deadlines expire while handoffs are in
@@ -109,25 +109,23 @@ static bool inject_lost_wake;
 
 /* ---- deadlines ---------------------------------------------------------- */
 
-/* none / already past / 1-50 us / 0.1-20 ms.  *dl receives the deadline. */
+/* none / already past / 1-50 us / 50-1000 us / 1-20 ms, in proportions
+ * 25/10/20/25/20.  The 50-1000 us class matches the long holds, so many
+ * deadlines expire just as a handoff reaches their waiter. */
 static const struct timespec *pick_deadline(struct worker *w, struct timespec *dl,
 					    bool allow_none)
 {
-	switch (st_below(&w->rng, 4)) {
-	case 0:
-		if (allow_none)
-			return NULL;
-		/* fall through */
-	case 1:
+	uint32_t r = st_below(&w->rng, 100);
+	if (r < 25 && allow_none)
+		return NULL;
+	if (r < 35)
 		*dl = st_deadline_ns(0);
-		break;
-	case 2:
+	else if (r < 55)
 		*dl = st_deadline_ns(1000 + st_below(&w->rng, 49000));
-		break;
-	default:
-		*dl = st_deadline_ns(100000 + st_below(&w->rng, 19900000));
-		break;
-	}
+	else if (r < 80)
+		*dl = st_deadline_ns(50000 + st_below(&w->rng, 950000));
+	else
+		*dl = st_deadline_ns(1000000 + st_below(&w->rng, 19000000));
 	return dl;
 }
 
@@ -543,8 +541,12 @@ static void run_round(struct round *r, unsigned nthreads, uint64_t seed, unsigne
 	for (unsigned k = 0; k < NKEYS; k++)
 		if (fwait_wake(r->t, &r->keys[k], FWAIT_ALL) < 0)
 			st_fail("fwait_wake(ALL) at stop failed");
+	uint64_t stop_by = st_now_ns() + stall_ns + 5000000000u;
 	for (bool all = false; !all;) {
 		uint64_t now = st_now_ns();
+		if (now > stop_by)
+			st_fail("threads still running %.1f s after stop (none of them in a wait): "
+				"lost wakeup or livelock?", (double)(stall_ns + 5000000000u) / 1e9);
 		all = true;
 		for (unsigned i = 0; i < nthreads; i++) {
 			if (!atomic_load_explicit(&workers[i].done, memory_order_acquire)) {

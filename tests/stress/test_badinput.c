@@ -75,6 +75,7 @@ static void table_rows(void)
 	fwait_table_destroy(t);
 
 	fwait_table_destroy(NULL); /* no-op */
+	EXPECT_EQ("table_policy: NULL", fwait_table_policy(NULL), FWAIT_POLICY_COUNT);
 	EXPECT_EQ("policy_name: out of range",
 		  strcmp(fwait_policy_name(FWAIT_POLICY_COUNT), "invalid"), 0);
 	EXPECT_EQ("policy_name: negative",
