@@ -197,7 +197,8 @@ static int unlock_handoff(struct fwait_table *t, struct fw_bucket *b,
 
 	pthread_mutex_lock(&b->lock);
 	fw_stat_add(&b->stats.slow_wakes, 1);
-	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit);
+	bool others;
+	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit, &others);
 	if (w) {
 		/* The bit stays set: ownership passes to w.  The mutex
 		 * handshake in fw_signal_all orders our critical section
@@ -206,7 +207,9 @@ static int unlock_handoff(struct fwait_table *t, struct fw_bucket *b,
 			atomic_store_explicit(&b->strict, false, memory_order_relaxed);
 		fw_choose(b, &l, w);
 		fw_stat_add(&b->stats.handoffs, 1);
-		tidy_waiters_bit(b, word);
+		/* W is exact under the bucket lock (see tidy_waiters_bit). */
+		if (!others)
+			atomic_fetch_and_explicit(word, ~FWAIT_WAITERS_MASK, memory_order_relaxed);
 		pthread_mutex_unlock(&b->lock);
 		fw_signal_all(&l, FW_HANDED);
 		return 0;
@@ -232,7 +235,7 @@ static void handoff_or_count_steal(struct fwait_table *t, struct fw_bucket *b,
 				   _Atomic uint32_t *word, unsigned bit, uint32_t m,
 				   struct fw_wake_list *handed, struct fw_wake_list *woken)
 {
-	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit);
+	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit, NULL);
 
 	if (w == NULL) {
 		fw_collect(t, b, word, (int)bit, 0, woken);

@@ -83,6 +83,7 @@ struct fwait_table {
 	enum fwait_policy policy;
 	unsigned max_steals;
 	uint32_t mask;     /* nbuckets - 1 */
+	unsigned hash_shift; /* 64 - log2(nbuckets) */
 	size_t bytes;      /* what the table holds in memory */
 	struct fw_hist_shard hist[FW_HIST_SHARDS];
 	struct fw_bucket *buckets;
@@ -127,8 +128,11 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 		int bit, uint32_t nr_exclusive, struct fw_wake_list *l);
 
 /* Caller holds b->lock: the oldest exclusive waiter of (key, bit) or NULL;
- * if found, counts the foreign waiters walked past to reach it. */
-struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit);
+ * if found, counts the foreign waiters walked past to reach it.  For a bit
+ * key, *word_others (if not NULL) tells whether any other waiter of the same
+ * word is queued, so a handoff can settle W without a second walk. */
+struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit,
+				     bool *word_others);
 
 /* ---- stats.c ---- */
 void fw_stat_add(_Atomic uint64_t *c, uint64_t n);

@@ -60,7 +60,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 				fw_stat_add(&b->stats.timeouts, 1);
 				rc = -ETIMEDOUT;
 				struct fw_waiter *next = exclusive ?
-					fw_first_exclusive(b, key, FW_GENERIC_BIT) : NULL;
+					fw_first_exclusive(b, key, FW_GENERIC_BIT, NULL) : NULL;
 				if (next)
 					fw_choose(b, &l, next);
 			}

@@ -133,24 +133,40 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 		fw_stat_add(&b->stats.foreign, foreign);
 }
 
-struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit)
+struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit,
+				     bool *word_others)
 {
 	uint64_t foreign = 0;
-	struct fw_waiter *w;
+	struct fw_waiter *found = NULL;
+	bool others = false;
 
-	for (w = b->head; w; w = w->next) {
-		if (w->key == key && w->bit == bit) {
-			if (w->exclusive)
+	/* One walk: stop once the answer is known, i.e. at the first match
+	 * if nobody asked about the rest of the word, else once both the
+	 * match and another waiter of the word have been seen. */
+	for (struct fw_waiter *w = b->head; w; w = w->next) {
+		bool match = w->key == key && w->bit == bit;
+
+		if (match && w->exclusive && !found) {
+			found = w;
+			if (word_others == NULL || others)
 				break;
-		} else {
+			continue;
+		}
+		if (!found && !match)
 			foreign++;
+		if (w->key == key && bit != FW_GENERIC_BIT && w->bit != FW_GENERIC_BIT) {
+			others = true; /* another waiter of the same word */
+			if (found)
+				break;
 		}
 	}
+	if (word_others)
+		*word_others = others;
 	/* Count the walk only when it chose someone: callers that find nobody
 	 * go on to fw_collect, which walks and counts the bucket itself. */
-	if (w && foreign)
+	if (found && foreign)
 		fw_stat_add(&b->stats.foreign, foreign);
-	return w;
+	return found;
 }
 
 void fw_signal_all(struct fw_wake_list *l, int state)

@@ -100,6 +100,7 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 	t->policy = cfg->policy;
 	t->max_steals = cfg->max_steals;
 	t->mask = n - 1;
+	t->hash_shift = 64u - (unsigned)__builtin_ctz(n); /* 64 - log2(n); unused when n == 1 */
 	t->bytes = sizeof(*t) + (size_t)n * sizeof(struct fw_bucket);
 	*out = t;
 	return 0;
@@ -122,10 +123,12 @@ enum fwait_policy fwait_table_policy(const struct fwait_table *t)
 
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)
 {
-	/* Drop the two alignment bits every 32-bit word shares, then take the
-	 * high bits of a Fibonacci product: neighbouring words spread out. */
-	uint64_t h = ((uint64_t)(uintptr_t)key >> 2) * UINT64_C(0x9E3779B97F4A7C15);
-	return &t->buckets[(uint32_t)(h >> 32) & t->mask];
+	/* Fibonacci hashing: multiply by 2^64 / phi and keep the *top*
+	 * log2(nbuckets) bits, the ones every bit of the address feeds, so
+	 * objects a cache line or a page apart spread over all buckets.  (Bits
+	 * from the middle of the product clustered such objects in a few.) */
+	uint64_t h = (uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15);
+	return &t->buckets[t->mask ? (uint32_t)(h >> t->hash_shift) : 0];
 }
 
 uint64_t fw_now_ns(void)
