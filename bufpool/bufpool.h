@@ -128,10 +128,17 @@ struct bp_frame; /* opaque; valid while pinned */
 int bp_open(struct bp_pool **out, const struct bp_config *cfg);
 
 /* Write back every dirty page, wait for it, fsync, stop the threads, free
- * everything.  Returns 0 or the first write/fsync error (the pool is freed
- * either way).  Returns -EBUSY and changes nothing if a page is still pinned;
- * -EINVAL for NULL. */
+ * everything.  The pool is freed if and only if bp_close returns 0.  On the
+ * first write or fsync error it returns that error and leaves the pool open
+ * and usable (a page that could not be written stays dirty: nothing is
+ * dropped silently), so the caller can retry bp_close once the cause is
+ * fixed, or give up with bp_discard.  -EBUSY (changes nothing) if a page is
+ * still pinned; -EINVAL for NULL. */
 int bp_close(struct bp_pool *pool);
+/* Free the pool without writing anything back: dirty pages are lost.  For a
+ * caller giving up after bp_close failed.  0, -EBUSY (a page is pinned),
+ * -EINVAL for NULL. */
+int bp_discard(struct bp_pool *pool);
 
 /* ---- Page access ------------------------------------------------------------ */
 
@@ -151,7 +158,8 @@ int bp_close(struct bp_pool *pool);
 int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 	   struct bp_frame **frame);
 /* As bp_get, but when no frame can be freed, wait for an unpin until
- * deadline (NULL: wait forever) before returning -EBUSY. */
+ * deadline (NULL: wait forever) before returning -EBUSY.  A deadline with
+ * tv_nsec outside [0, 1e9) or a negative tv_sec gives -EINVAL. */
 int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 		 const struct timespec *deadline, struct bp_frame **frame);
 /* Append a new zero-filled page: *pageno = the old page count; the page is

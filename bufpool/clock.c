@@ -125,7 +125,7 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 		bp_account_wait(p, NULL, 0, BP_H_FRAME, bp_now_ns() - t0);
 	}
 	atomic_fetch_sub_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
-	return r == -ETIMEDOUT ? -EBUSY : 0;
+	return r == -ETIMEDOUT ? -EBUSY : r; /* any other error ends the wait too */
 }
 
 int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,

@@ -251,12 +251,18 @@ static bool any_pinned(struct bp_pool *p)
 	return false;
 }
 
-int bp_close(struct bp_pool *pool)
+static bool any_dirty(struct bp_pool *p)
 {
-	if (!pool)
-		return -EINVAL;
-	/* Stop the writer and let in-flight writes drop their pins, so only
-	 * the callers' pins remain. */
+	for (uint32_t i = 0; i < p->nframes; i++)
+		if (atomic_load_explicit(&p->frames[i].state, memory_order_relaxed) & BP_F_DIRTY)
+			return true;
+	return false;
+}
+
+/* Stop the writer and let in-flight writes drop their pins, so only the
+ * callers' pins remain; -EBUSY (writer restarted) if any remain. */
+static int quiesce(struct bp_pool *pool)
+{
 	bp_writer_stop(pool);
 	for (uint32_t i = 0; i < pool->nframes; i++)
 		bp_wait_writeback(pool, &pool->frames[i], NULL);
@@ -264,9 +270,39 @@ int bp_close(struct bp_pool *pool)
 		bp_writer_start(pool);
 		return -EBUSY;
 	}
-	int r = bp_flush(pool);
+	return 0;
+}
+
+int bp_close(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	int r = quiesce(pool);
+	if (r < 0)
+		return r;
+	r = bp_flush(pool);
+	if (r < 0) {
+		/* Freeing now could lose pages the file does not have, or hide
+		 * a failed fsync: keep the pool, so the caller can retry once
+		 * the cause is fixed, or give up explicitly with bp_discard. */
+		fprintf(stderr, "bufpool: bp_close: %s; pool left open (%s)\n", strerror(-r),
+			any_dirty(pool) ? "dirty pages kept" : "fsync failed");
+		bp_writer_start(pool);
+		return r;
+	}
 	pool_destroy(pool, ST_IO);
-	return r;
+	return 0;
+}
+
+int bp_discard(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	int r = quiesce(pool);
+	if (r < 0)
+		return r;
+	pool_destroy(pool, ST_IO);
+	return 0;
 }
 
 struct fwait_table *bp_fwait_table(struct bp_pool *pool)

@@ -280,12 +280,14 @@ START_TEST(fsync_failure_reaches_flush_and_close)
 	ck_assert_int_eq(bp_release(p, f), 0);
 	fa.err = ENOSPC;
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
-	ck_assert_int_eq(bp_close(p), -ENOSPC);
+	ck_assert_int_eq(bp_close(p), -ENOSPC); /* pool kept open */
+	ck_assert_int_eq(bp_close(p), 0);       /* one-shot fault gone: closes */
 	expect_file(3, 1);
 }
 END_TEST
 
-/* A write error at close is reported by bp_close. */
+/* A write error at close is reported by bp_close, which keeps the pool (and
+ * its dirty page) open: once the fault clears, a second close writes it. */
 START_TEST(write_error_reaches_close)
 {
 	make_file(2, 1);
@@ -294,11 +296,48 @@ START_TEST(write_error_reaches_close)
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	bt_fill(bp_data(f), bp_page_size(p), 0, 2);
 	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = ENOSPC };
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
 	ck_assert_int_eq(bp_close(p), -ENOSPC);
+	/* still open, page still dirty and readable */
+	struct bp_stats st;
+	ck_assert_int_eq(bp_stats_get(p, &st), 0);
+	ck_assert_uint_eq(st.frames_dirty, 1);
+	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), 0, 2));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_fault_clear(p), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), 0, 2));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* Giving up: bp_discard frees a pool whose close failed; the file keeps
+ * what it had (the unwritten page is lost, as documented). */
+START_TEST(discard_after_failed_close)
+{
+	make_file(2, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	bt_fill(bp_data(f), bp_page_size(p), 0, 2);
+	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_discard(p), -EBUSY); /* still pinned */
+	ck_assert_int_eq(bp_release(p, f), 0);
+	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = EIO };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	ck_assert_int_eq(bp_close(p), -EIO);
+	ck_assert_int_eq(bp_discard(p), 0);
+	ck_assert_int_eq(bp_discard(NULL), -EINVAL);
 	expect_file(2, 1);
 }
 END_TEST
@@ -317,6 +356,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, failing_writes_do_not_hang_eviction);
 	tcase_add_test(tc, fsync_failure_reaches_flush_and_close);
 	tcase_add_test(tc, write_error_reaches_close);
+	tcase_add_test(tc, discard_after_failed_close);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -235,6 +235,11 @@ START_TEST(all_frames_pinned_is_ebusy)
 	ck_assert_int_eq(bp_new_page(p, &pg, &g), -EBUSY);
 	struct timespec dl = fwait_deadline_after_ns(20u * 1000u * 1000u);
 	ck_assert_int_eq(bp_get_timed(p, 5, BP_GET_CREATE, &dl, &g), -EBUSY);
+	/* a malformed deadline is refused, not spun on */
+	struct timespec bad = { .tv_sec = 1, .tv_nsec = 1000000000L };
+	ck_assert_int_eq(bp_get_timed(p, 5, BP_GET_CREATE, &bad, &g), -EINVAL);
+	bad = (struct timespec){ .tv_sec = -1, .tv_nsec = 0 };
+	ck_assert_int_eq(bp_get_timed(p, 5, BP_GET_CREATE, &bad, &g), -EINVAL);
 	/* a resident page is still a hit */
 	ck_assert_int_eq(bp_get(p, 1, 0, &g), 0);
 	ck_assert_ptr_eq(g, f[1]);

@@ -8,6 +8,12 @@
  * here sleeps to synchronise; the short pause inside a poll loop only keeps
  * the poller from starving the threads it is waiting for.  Assertions are
  * made on the main (Check) thread only; workers record what they saw.
+ *
+ * Atomics in the tests: every flag or counter shared between a worker and
+ * main is a plain seq_cst C11 atomic (the default operations); each worker
+ * store pairs with main's load of the same object, which then also sees the
+ * worker's earlier plain writes (its result fields).  Everything else a
+ * worker writes is read by main only after pthread_join.
  */
 #ifndef TESTS_FWAIT_HELPERS_H
 #define TESTS_FWAIT_HELPERS_H
@@ -28,9 +34,9 @@
 #define TH_NPOLICIES (FWAIT_POLICY_COUNT + 1)
 
 uint64_t th_now_ns(void);
-/* True when built with a sanitizer (TSan slows threads down the most). */
+/* True when built with ThreadSanitizer, which slows threads the most. */
 bool th_sanitized(void);
-/* n scaled down under a sanitizer (to n / 4, never below floor). */
+/* n scaled down under ThreadSanitizer (to n / 4, never below floor). */
 unsigned th_scaled(unsigned n, unsigned floor);
 
 /* Creates a table for loop index i (0..TH_NPOLICIES-1) with nbuckets. */

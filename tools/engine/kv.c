@@ -460,7 +460,8 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 	if (rc) {
 		if (kv->meta)
 			bp_release(kv->pool, kv->meta);
-		bp_close(kv->pool);
+		if (bp_close(kv->pool) < 0)
+			bp_discard(kv->pool);
 		free(kv);
 		return rc;
 	}
@@ -474,6 +475,8 @@ int kv_close(struct kv_store *kv)
 		return 0;
 	bp_release(kv->pool, kv->meta);
 	int rc = bp_close(kv->pool);
+	if (rc < 0 && bp_discard(kv->pool) == 0) /* bp_close left it open */
+		fprintf(stderr, "kv: close failed (%s): unwritten pages discarded\n", strerror(-rc));
 	free(kv);
 	return rc;
 }

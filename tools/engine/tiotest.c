@@ -576,7 +576,8 @@ static int run_policy(const struct tio_options *opt, const char *path,
 		rc = bp_fault_set(run.pool, &fault);
 		if (rc != 0) {
 			fprintf(stderr, "bpbench tiotest: bp_fault_set: %s\n", strerror(-rc));
-			bp_close(run.pool);
+			if (bp_close(run.pool) < 0)
+				bp_discard(run.pool);
 			return rc;
 		}
 	}
@@ -586,7 +587,8 @@ static int run_policy(const struct tio_options *opt, const char *path,
 	if (workers == NULL || gens == NULL) {
 		free(workers);
 		free(gens);
-		bp_close(run.pool);
+		if (bp_close(run.pool) < 0)
+			bp_discard(run.pool);
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&run.msg_lock, NULL);
@@ -633,8 +635,10 @@ static int run_policy(const struct tio_options *opt, const char *path,
 		pthread_join(workers[i].tid, NULL);
 
 	int close_rc = bp_close(run.pool);
-	if (close_rc != 0)
+	if (close_rc != 0) {
 		fprintf(stderr, "bpbench tiotest: bp_close: %s\n", strerror(-close_rc));
+		bp_discard(run.pool); /* bp_close left it open */
+	}
 
 	uint64_t verr = atomic_load_explicit(&run.verify_errors, memory_order_relaxed);
 	uint64_t perr = atomic_load_explicit(&run.pool_errors, memory_order_relaxed);
