@@ -38,7 +38,15 @@ void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusiv
 	w->since_ns = 0;
 	w->steals = 0;
 	w->state = FW_WAITING;
-	pthread_mutex_init(&w->mtx, NULL);
+	/* Adaptive: the waker signals with w->mtx held, and the woken thread
+	 * needs w->mtx to return from the wait; the waker lets go a moment
+	 * later, so a short spin beats sleeping on the mutex (which costs a
+	 * futex wait here and a futex wake in the waker's unlock). */
+	pthread_mutexattr_t mattr;
+	pthread_mutexattr_init(&mattr);
+	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&w->mtx, &mattr);
+	pthread_mutexattr_destroy(&mattr);
 	/* Deadlines are CLOCK_MONOTONIC: immune to wall-clock steps. */
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
