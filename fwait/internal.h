@@ -4,12 +4,18 @@
  * Design note
  * -----------
  * struct fwait_table is a header plus a power-of-two array of buckets.  A
- * bucket is one mutex and a doubly linked FIFO list of parked waiters; it is
- * padded and aligned to cache lines so two buckets never share one.
+ * bucket is one mutex and the waiters parked in it, grouped by key: a list
+ * of key groups (linked through each group's oldest waiter, its "head"), and
+ * in each group a circular, doubly linked FIFO of that key's waiters.  A
+ * wake for a key walks past the other *keys* of its bucket, never past their
+ * waiters one by one.  Buckets are padded and aligned to cache lines so two
+ * buckets never share one.
  *
  * struct fw_waiter lives on the stack of the thread that waits.  Its fields
  * are guarded as follows:
- *   next, prev, queued      bucket->lock (the list membership)
+ *   next, prev, queued,     bucket->lock (the list membership; knext, kprev
+ *   khead, knext, kprev,    and kcount are meaningful on a group head only)
+ *   kcount
  *   key, bit, exclusive,    written before the waiter is queued, read-only
  *   since_ns                while it is queued
  *   state                   waiter->mtx (the handshake with the waker)
@@ -46,7 +52,10 @@ enum fw_wake_state {
 };
 
 struct fw_waiter {
-	struct fw_waiter *next, *prev;
+	struct fw_waiter *next, *prev;   /* the key's FIFO, circular */
+	struct fw_waiter *knext, *kprev; /* the bucket's list of key groups */
+	uint32_t kcount;                 /* waiters in this key's FIFO */
+	bool khead;                      /* oldest waiter of its key */
 	bool queued;
 	bool exclusive;
 	int bit;          /* 0..30, or FW_GENERIC_BIT */
@@ -66,7 +75,7 @@ struct fw_bucket_stats {
 
 struct fw_bucket {
 	alignas(FW_CACHELINE) pthread_mutex_t lock;
-	struct fw_waiter *head, *tail; /* guarded by lock */
+	struct fw_waiter *keys;        /* guarded by lock: key group heads */
 	uint32_t depth;                /* guarded by lock */
 	/* Bounded unfairness: set (under lock) once the oldest waiter has had
 	 * max_steals locks taken from under it; read without the lock by

@@ -60,15 +60,49 @@ void fw_waiter_destroy(struct fw_waiter *w)
 	pthread_mutex_destroy(&w->mtx);
 }
 
+/* The head of the group of (key, bit) in b, or NULL.  Adds to *foreign
+ * (if not NULL) the waiters of the other keys passed over on the way. */
+static struct fw_waiter *group_of(const struct fw_bucket *b, const void *key, int bit,
+				  uint64_t *foreign)
+{
+	for (struct fw_waiter *h = b->keys; h; h = h->knext) {
+		if (h->key == key && h->bit == bit)
+			return h;
+		if (foreign)
+			*foreign += h->kcount;
+	}
+	return NULL;
+}
+
 void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
 {
-	w->next = NULL;
-	w->prev = b->tail;
-	if (b->tail)
-		b->tail->next = w;
-	else
-		b->head = w;
-	b->tail = w;
+	struct fw_waiter *h, *last = NULL;
+
+	for (h = b->keys; h; last = h, h = h->knext)
+		if (h->key == w->key && h->bit == w->bit)
+			break;
+	if (h) {
+		/* Append to the key's FIFO: h->prev is its newest waiter. */
+		struct fw_waiter *newest = h->prev;
+		w->prev = newest;
+		w->next = h;
+		newest->next = w;
+		h->prev = w;
+		h->kcount++;
+		w->khead = false;
+	} else {
+		/* First waiter of this key: a new group at the list's end, so
+		 * groups stay in order of their oldest waiter. */
+		w->next = w->prev = w;
+		w->khead = true;
+		w->kcount = 1;
+		w->kprev = last;
+		w->knext = NULL;
+		if (last)
+			last->knext = w;
+		else
+			b->keys = w;
+	}
 	w->queued = true;
 	w->since_ns = fw_now_ns();
 
@@ -80,23 +114,46 @@ void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
 
 void fw_unlink(struct fw_bucket *b, struct fw_waiter *w)
 {
-	if (w->prev)
+	if (!w->khead) {
+		/* Inside a FIFO: the ring closes over it (if w was the newest,
+		 * its successor is the head, whose prev becomes the new newest). */
 		w->prev->next = w->next;
-	else
-		b->head = w->next;
-	if (w->next)
 		w->next->prev = w->prev;
-	else
-		b->tail = w->prev;
-	w->next = w->prev = NULL;
+		group_of(b, w->key, w->bit, NULL)->kcount--;
+	} else if (w->next == w) {
+		/* Last waiter of its key: the group goes. */
+		if (w->kprev)
+			w->kprev->knext = w->knext;
+		else
+			b->keys = w->knext;
+		if (w->knext)
+			w->knext->kprev = w->kprev;
+	} else {
+		/* The next-oldest waiter heads the group, in w's place. */
+		struct fw_waiter *n = w->next;
+		n->prev = w->prev;
+		w->prev->next = n;
+		n->khead = true;
+		n->kcount = w->kcount - 1;
+		n->kprev = w->kprev;
+		n->knext = w->knext;
+		if (n->kprev)
+			n->kprev->knext = n;
+		else
+			b->keys = n;
+		if (n->knext)
+			n->knext->kprev = n;
+	}
+	w->next = w->prev = w->knext = w->kprev = NULL;
+	w->khead = false;
 	w->queued = false;
 	b->depth--;
 }
 
 bool fw_word_has_waiters(const struct fw_bucket *b, const void *word)
 {
-	for (const struct fw_waiter *w = b->head; w; w = w->next)
-		if (w->key == word && w->bit != FW_GENERIC_BIT)
+	for (const struct fw_waiter *h = b->keys; h; h = h->knext)
+		if (h->key == word && h->bit != FW_GENERIC_BIT)
 			return true;
 	return false;
 }
@@ -113,30 +170,46 @@ void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w)
 	fw_stat_add(&b->stats.wakeups, 1);
 }
 
-void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
-		int bit, uint32_t nr_exclusive, struct fw_wake_list *l)
+/* Choose, oldest first, every non-exclusive waiter of the group headed by h
+ * and up to *nr_exclusive exclusive ones (FWAIT_ALL: all). */
+static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h,
+			      uint32_t *nr_exclusive, struct fw_wake_list *l)
 {
-	uint64_t foreign = 0;
-	struct fw_waiter *w = b->head;
+	struct fw_waiter *newest = h->prev, *w = h;
 
 	while (w) {
-		struct fw_waiter *next = w->next;
-		bool match = w->key == key && w->bit == bit;
+		/* Read the successor first: choosing w relinks the ring. */
+		struct fw_waiter *next = w == newest ? NULL : w->next;
 
-		if (t->policy == FWAIT_BROADCAST) {
-			/* The pre-2004 hashed queue: everyone in the bucket. */
+		if (!w->exclusive) {
 			fw_choose(b, l, w);
-		} else if (!match) {
-			foreign++;
-		} else if (!w->exclusive) {
-			fw_choose(b, l, w);
-		} else if (nr_exclusive > 0) {
-			if (nr_exclusive != FWAIT_ALL)
-				nr_exclusive--;
+		} else if (*nr_exclusive > 0) {
+			if (*nr_exclusive != FWAIT_ALL)
+				(*nr_exclusive)--;
 			fw_choose(b, l, w);
 		}
 		w = next;
 	}
+}
+
+void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
+		int bit, uint32_t nr_exclusive, struct fw_wake_list *l)
+{
+	if (t->policy == FWAIT_BROADCAST) {
+		/* The pre-2004 hashed queue: everyone in the bucket. */
+		uint32_t all = FWAIT_ALL;
+		struct fw_waiter *h = b->keys;
+		while (h) {
+			struct fw_waiter *next_group = h->knext;
+			choose_from_group(b, h, &all, l);
+			h = next_group;
+		}
+		return;
+	}
+	uint64_t foreign = 0;
+	struct fw_waiter *h = group_of(b, key, bit, &foreign);
+	if (h)
+		choose_from_group(b, h, &nr_exclusive, l);
 	if (foreign)
 		fw_stat_add(&b->stats.foreign, foreign);
 }
@@ -145,33 +218,28 @@ struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int b
 				     bool *word_others)
 {
 	uint64_t foreign = 0;
-	struct fw_waiter *found = NULL;
-	bool others = false;
+	struct fw_waiter *h = group_of(b, key, bit, &foreign), *found = NULL;
 
-	/* One walk: stop once the answer is known, i.e. at the first match
-	 * if nobody asked about the rest of the word, else once both the
-	 * match and another waiter of the word have been seen. */
-	for (struct fw_waiter *w = b->head; w; w = w->next) {
-		bool match = w->key == key && w->bit == bit;
-
-		if (match && w->exclusive && !found) {
-			found = w;
-			if (word_others == NULL || others)
+	if (h) {
+		struct fw_waiter *w = h;
+		do {
+			if (w->exclusive) {
+				found = w;
 				break;
-			continue;
-		}
-		if (!found && !match)
-			foreign++;
-		if (w->key == key && bit != FW_GENERIC_BIT && w->bit != FW_GENERIC_BIT) {
-			others = true; /* another waiter of the same word */
-			if (found)
-				break;
-		}
+			}
+			w = w->next;
+		} while (w != h);
 	}
-	if (word_others)
+	if (word_others) {
+		/* Another waiter of the same word: in this key's FIFO, or in a
+		 * group of another bit of the word. */
+		bool others = h && h->kcount > (found ? 1u : 0u);
+		for (struct fw_waiter *g = b->keys; g && !others; g = g->knext)
+			others = g != h && g->key == key && g->bit != FW_GENERIC_BIT;
 		*word_others = others;
+	}
 	/* Count the walk only when it chose someone: callers that find nobody
-	 * go on to fw_collect, which walks and counts the bucket itself. */
+	 * go on to fw_collect, which counts the bucket itself. */
 	if (found && foreign)
 		fw_stat_add(&b->stats.foreign, foreign);
 	return found;

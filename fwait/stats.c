@@ -95,15 +95,19 @@ int fwait_waiters_walk(struct fwait_table *t,
 		int rc = 0;
 
 		pthread_mutex_lock(&b->lock);
-		for (struct fw_waiter *w = b->head; w && rc == 0; w = w->next) {
-			struct fwait_waiter_info info = {
-				.key = w->key,
-				.bit = w->bit,
-				.exclusive = w->exclusive,
-				.waited_ns = now > w->since_ns ? now - w->since_ns : 0,
-				.bucket = i,
-			};
-			rc = fn(&info, arg);
+		for (struct fw_waiter *h = b->keys; h && rc == 0; h = h->knext) {
+			const struct fw_waiter *w = h;
+			do {
+				struct fwait_waiter_info info = {
+					.key = w->key,
+					.bit = w->bit,
+					.exclusive = w->exclusive,
+					.waited_ns = now > w->since_ns ? now - w->since_ns : 0,
+					.bucket = i,
+				};
+				rc = fn(&info, arg);
+				w = w->next;
+			} while (w != h && rc == 0);
 		}
 		pthread_mutex_unlock(&b->lock);
 		if (rc)
