@@ -8,7 +8,7 @@
  * condition variable in each object would cost ~88 bytes per object for
  * something that is idle 99.99 % of the time.  Instead, every waiter parks in
  * one small, fixed, hashed table of buckets (the user-space form of Linux's
- * page wait table).  Each bucket is a mutex and a FIFO list of waiters; each
+ * page wait table).  Each bucket is a mutex and FIFO queues of waiters, one per key; each
  * waiter sleeps on its own condition variable, on its own stack.  A waiter
  * carries a *key*: (word address, bit number) for bit waits, or an arbitrary
  * address for generic waits.  A wake walks its bucket and wakes only the
@@ -92,7 +92,7 @@ struct fwait_stats {
 	uint64_t waits;            /* times a thread went to sleep */
 	uint64_t wakeups;          /* waiters woken (a handoff counts too) */
 	uint64_t spurious_wakeups; /* woken, but had to sleep again */
-	uint64_t foreign_skipped;  /* waiters of other keys walked past in wakes */
+	uint64_t foreign_skipped;  /* waiters of other keys passed over by wakes */
 	uint64_t timeouts;         /* waits that returned -ETIMEDOUT */
 	uint64_t handoffs;         /* lock bits handed directly to a waiter */
 	uint64_t slow_wakes;       /* wake calls that took a bucket lock */
