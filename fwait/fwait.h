@@ -8,8 +8,9 @@
  * condition variable in each object would cost ~88 bytes per object for
  * something that is idle 99.99 % of the time.  Instead, every waiter parks in
  * one small, fixed, hashed table of buckets (the user-space form of Linux's
- * page wait table).  Each bucket is a mutex and FIFO queues of waiters, one per key; each
- * waiter sleeps on its own condition variable, on its own stack.  A waiter
+ * page wait table).  Each bucket is a mutex and a FIFO queue of waiters per
+ * key; each waiter sleeps on its own condition variable, on its own stack.
+ * A waiter
  * carries a *key*: (word address, bit number) for bit waits, or an arbitrary
  * address for generic waits.  A wake walks its bucket and wakes only the
  * waiters whose key matches ("filtered wakeups", Irwin 2004); lock-style bits

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "bp_helpers.h"
+#include "../check_run.h"
 
 static struct bt_dir dir;
 
@@ -310,9 +311,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(suite());
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(suite());
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "helpers.h"
+#include "../check_run.h"
 
 static bool yes(void *arg)
 {
@@ -239,9 +240,5 @@ int main(void)
 	tcase_add_test(tc, configs);
 	tcase_add_loop_test(tc, bad_deadline_is_einval, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(su);
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
+#include "../check_run.h"
 
 #define NWAITERS 16
 
@@ -275,9 +276,5 @@ int main(void)
 	tcase_add_test(tc, wake_all_wakes_every_waiter_of_key);
 	tcase_add_loop_test(tc, uncontended_skips_table, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(su);
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
+#include "../check_run.h"
 
 #define M 4 /* waiters per key */
 
@@ -305,9 +306,5 @@ int main(void)
 	tcase_add_loop_test(tc, bit_wait_on_clear_bit_returns_at_once, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, clear_releases_every_waiter, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(su);
 }

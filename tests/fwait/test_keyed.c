@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
+#include "../check_run.h"
 
 /* ---- wake(n): n exclusive, every non-exclusive, oldest first ----------- */
 
@@ -471,9 +472,5 @@ int main(void)
 	tcase_add_test(tc, exclusive_wake_survives_timeout_race);
 	tcase_add_loop_test(tc, semaphore_no_lost_wake, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(su);
 }

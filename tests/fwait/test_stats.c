@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
+#include "../check_run.h"
 
 #define N 8
 
@@ -245,9 +246,5 @@ int main(void)
 	tcase_add_loop_test(tc, timed_out_wait_lands_in_histogram, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, histogram_matches_waits_after_contention, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(su);
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "helpers.h"
+#include "../check_run.h"
 
 #define RACE_ITERS 200
 #define RACE_WORDS 2
@@ -211,9 +212,5 @@ int main(void)
 	tcase_add_loop_test(tc, timeout_on_held_bit, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, timeouts_race_handoffs, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
-	SRunner *sr = srunner_create(su);
-	srunner_run_all(sr, CK_ENV);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(su);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "kv.h"
+#include "../check_run.h"
 
 #define VSIZE 40u
 
@@ -213,9 +214,5 @@ int main(void)
 	tcase_add_test(tc, test_concurrent_inserts);
 	tcase_add_test(tc, test_bad_input);
 	suite_add_tcase(s, tc);
-	SRunner *sr = srunner_create(s);
-	srunner_run_all(sr, CK_NORMAL);
-	int failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return check_run_suite(s);
 }
