@@ -10,9 +10,9 @@
  * one small, fixed, hashed table of buckets (the user-space form of Linux's
  * page wait table).  Each bucket is a mutex and a FIFO queue of waiters per
  * key; each waiter sleeps on its own condition variable, on its own stack.
- * A waiter
- * carries a *key*: (word address, bit number) for bit waits, or an arbitrary
- * address for generic waits.  A wake walks its bucket and wakes only the
+ * A waiter carries a *key*: (word address, bit number) for bit waits, or an
+ * arbitrary address for generic waits.  A wake looks in its bucket and wakes
+ * only the
  * waiters whose key matches ("filtered wakeups", Irwin 2004); lock-style bits
  * are handed to exactly one exclusive waiter, oldest first.
  *
