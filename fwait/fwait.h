@@ -12,9 +12,8 @@
  * key; each waiter sleeps on its own condition variable, on its own stack.
  * A waiter carries a *key*: (word address, bit number) for bit waits, or an
  * arbitrary address for generic waits.  A wake looks in its bucket and wakes
- * only the
- * waiters whose key matches ("filtered wakeups", Irwin 2004); lock-style bits
- * are handed to exactly one exclusive waiter, oldest first.
+ * only the waiters whose key matches ("filtered wakeups", Irwin 2004);
+ * lock-style bits are handed to exactly one exclusive waiter, oldest first.
  *
  * The bucket is chosen by the word's address alone, so all bits of one word
  * share a bucket; that lets fwait keep bit 31 of every word
