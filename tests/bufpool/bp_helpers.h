@@ -39,19 +39,9 @@ void bt_dir_remove(struct bt_dir *d);
  * no readahead; create. */
 struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwriter);
 
-uint64_t bt_now_ns(void);
-bool bt_sanitized(void);
-unsigned bt_scaled(unsigned n, unsigned floor);
-
-void bt_spawn(pthread_t *tid, void *(*fn)(void *), void *arg);
-/* Joins n threads, failing the test if not all done within timeout_ms. */
-void bt_join_all(pthread_t *tids, size_t n, unsigned timeout_ms, const char *what);
-/* Number of threads parked on key in t (any bit). */
-size_t bt_parked_on(struct fwait_table *t, const void *key);
-size_t bt_parked(struct fwait_table *t);
-/* Polls until bt_parked(t) >= n; false at the deadline. */
-bool bt_wait_parked(struct fwait_table *t, size_t n, unsigned timeout_ms);
-void bt_pause(unsigned *spins);
+/* Threads, bounded joins and "is it parked yet?" polls are the fwait
+ * tests' scaffolding (th_spawn, th_join_all, th_wait_parked, th_scaled). */
+#include "../fwait/helpers.h"
 
 /* Fill page with a pattern derived from (pageno, version); check it. */
 void bt_fill(void *page, uint32_t size, uint64_t pageno, uint64_t version);

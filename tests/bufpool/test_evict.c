@@ -132,7 +132,7 @@ START_TEST(dirty_pages_survive_clock_pressure)
 	c.flags |= BP_OPEN_TRUNCATE;
 	static struct pressure pr;
 	memset(&pr, 0, sizeof(pr));
-	pr.iters = bt_scaled(400, 80);
+	pr.iters = th_scaled(400, 80);
 	ck_assert_int_eq(bp_open(&pr.pool, &c), 0);
 	for (unsigned i = 0; i < PR_PAGES; i++) {
 		uint64_t pg;
@@ -146,9 +146,9 @@ START_TEST(dirty_pages_survive_clock_pressure)
 	pthread_t tids[N];
 	for (unsigned i = 0; i < N; i++) {
 		w[i] = (struct pr_worker){ &pr, i };
-		bt_spawn(&tids[i], pressure_fn, &w[i]);
+		th_spawn(&tids[i], pressure_fn, &w[i]);
 	}
-	bt_join_all(tids, N, BT_DEADLINE_MS, "pressure workers");
+	th_join_all(tids, N, BT_DEADLINE_MS, "pressure workers", NULL);
 	ck_assert_uint_eq(atomic_load(&pr.errors), 0);
 	ck_assert_uint_eq(atomic_load(&pr.bad), 0);
 	struct bp_stats s;
@@ -202,10 +202,10 @@ START_TEST(hottest_frame_is_the_waited_one)
 	ck_assert_int_eq(bp_frames_hottest(p, top, 2), 0);
 	struct s_waiter w = { p, -1 };
 	pthread_t tid;
-	bt_spawn(&tid, s_waiter_fn, &w);
-	ck_assert(bt_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
+	th_spawn(&tid, s_waiter_fn, &w);
+	ck_assert(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
 	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
-	bt_join_all(&tid, 1, BT_DEADLINE_MS, "shared waiter");
+	th_join_all(&tid, 1, BT_DEADLINE_MS, "shared waiter", NULL);
 	ck_assert_int_eq(w.rc, 0);
 	ck_assert_int_eq(bp_frames_hottest(p, top, 2), 1);
 	ck_assert_uint_eq(top[0].pageno, 1);

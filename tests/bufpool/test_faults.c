@@ -97,10 +97,10 @@ START_TEST(read_error_reaches_every_waiter)
 	pthread_t tids[N];
 	for (unsigned i = 0; i < N; i++) {
 		r[i] = (struct reader){ p, &start, 1, 0 };
-		bt_spawn(&r[i].tid, reader_fn, &r[i]);
+		th_spawn(&r[i].tid, reader_fn, &r[i]);
 		tids[i] = r[i].tid;
 	}
-	bt_join_all(tids, N, BT_DEADLINE_MS, "readers of a failing page");
+	th_join_all(tids, N, BT_DEADLINE_MS, "readers of a failing page", NULL);
 	for (unsigned i = 0; i < N; i++)
 		ck_assert_int_eq(r[i].rc, -EIO);
 	assert_no_io_bits(p);
@@ -287,6 +287,16 @@ START_TEST(fsync_failure_reaches_flush_and_close)
 }
 END_TEST
 
+/* Page 0 rewritten with version 2, dirty and unpinned. */
+static void dirty_page0_with_version2(struct bp_pool *p)
+{
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	bt_fill(bp_data(f), bp_page_size(p), 0, 2);
+	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_release(p, f), 0);
+}
+
 /* A write error at close is reported by bp_close, which keeps the pool (and
  * its dirty page) open: once the fault clears, a second close writes it. */
 START_TEST(write_error_reaches_close)
@@ -296,10 +306,7 @@ START_TEST(write_error_reaches_close)
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_frame *f;
-	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
-	bt_fill(bp_data(f), bp_page_size(p), 0, 2);
-	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
-	ck_assert_int_eq(bp_release(p, f), 0);
+	dirty_page0_with_version2(p);
 	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = ENOSPC };
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
 	ck_assert_int_eq(bp_close(p), -ENOSPC);
@@ -328,10 +335,9 @@ START_TEST(discard_after_failed_close)
 	struct bp_config c = bt_config(&dir, 8, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
+	dirty_page0_with_version2(p);
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
-	bt_fill(bp_data(f), bp_page_size(p), 0, 2);
-	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
 	ck_assert_int_eq(bp_discard(p), -EBUSY); /* still pinned */
 	ck_assert_int_eq(bp_release(p, f), 0);
 	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = EIO };

@@ -74,10 +74,10 @@ START_TEST(one_read_for_concurrent_readers)
 	pthread_t tids[N];
 	for (unsigned i = 0; i < N; i++) {
 		r[i] = (struct reader){ p, &start, 2, NULL, -1, false, 0 };
-		bt_spawn(&r[i].tid, reader_fn, &r[i]);
+		th_spawn(&r[i].tid, reader_fn, &r[i]);
 		tids[i] = r[i].tid;
 	}
-	bt_join_all(tids, N, BT_DEADLINE_MS, "readers");
+	th_join_all(tids, N, BT_DEADLINE_MS, "readers", NULL);
 	for (unsigned i = 0; i < N; i++) {
 		ck_assert_int_eq(r[i].rc, 0);
 		ck_assert(r[i].data_ok);
@@ -166,7 +166,7 @@ START_TEST(writeback_never_overlaps_modification)
 	c.writer_interval_ms = 1;
 	struct wb_shared sh;
 	memset(&sh, 0, sizeof(sh));
-	sh.iters = bt_scaled(300, 60);
+	sh.iters = th_scaled(300, 60);
 	for (unsigned i = 0; i < WB_PAGES; i++)
 		sh.version[i] = 1;
 	ck_assert_int_eq(bp_open(&sh.pool, &c), 0);
@@ -176,14 +176,14 @@ START_TEST(writeback_never_overlaps_modification)
 	pthread_barrier_init(&sh.start, NULL, NMOD + 1);
 	struct wb_worker w[NMOD];
 	pthread_t mods[NMOD], flusher;
-	bt_spawn(&flusher, flusher_fn, &sh);
+	th_spawn(&flusher, flusher_fn, &sh);
 	for (unsigned i = 0; i < NMOD; i++) {
 		w[i] = (struct wb_worker){ &sh, i };
-		bt_spawn(&mods[i], modifier_fn, &w[i]);
+		th_spawn(&mods[i], modifier_fn, &w[i]);
 	}
-	bt_join_all(mods, NMOD, BT_DEADLINE_MS, "modifiers");
+	th_join_all(mods, NMOD, BT_DEADLINE_MS, "modifiers", NULL);
 	atomic_store(&sh.stop, true);
-	bt_join_all(&flusher, 1, BT_DEADLINE_MS, "flusher");
+	th_join_all(&flusher, 1, BT_DEADLINE_MS, "flusher", NULL);
 	ck_assert_uint_eq(atomic_load(&sh.errors), 0);
 	ck_assert_uint_eq(atomic_load(&sh.overlaps), 0);
 	ck_assert_int_eq(bp_flush(sh.pool), 0);
@@ -253,10 +253,10 @@ START_TEST(all_frames_pinned_is_ebusy)
 	/* bp_get_timed without deadline waits for an unpin */
 	struct timed_get tg = { p, -1, NULL };
 	pthread_t tid;
-	bt_spawn(&tid, timed_get_fn, &tg);
-	ck_assert(bt_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
+	th_spawn(&tid, timed_get_fn, &tg);
+	ck_assert(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
 	ck_assert_int_eq(bp_release(p, f[0]), 0);
-	bt_join_all(&tid, 1, BT_DEADLINE_MS, "timed getter");
+	th_join_all(&tid, 1, BT_DEADLINE_MS, "timed getter", NULL);
 	ck_assert_int_eq(tg.rc, 0);
 	ck_assert_uint_eq(bp_frame_pageno(tg.frame), 6);
 	ck_assert_int_eq(bp_release(p, tg.frame), 0);

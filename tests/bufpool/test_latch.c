@@ -100,9 +100,9 @@ static void run_exclusion(enum fwait_policy policy, unsigned nthreads, unsigned 
 	pthread_t *tids = calloc(nthreads, sizeof(*tids));
 	for (unsigned i = 0; i < nthreads; i++) {
 		w[i] = (struct worker){ &sh, i, 0 };
-		bt_spawn(&tids[i], latch_worker, &w[i]);
+		th_spawn(&tids[i], latch_worker, &w[i]);
 	}
-	bt_join_all(tids, nthreads, BT_DEADLINE_MS, "latch workers");
+	th_join_all(tids, nthreads, BT_DEADLINE_MS, "latch workers", NULL);
 	ck_assert_uint_eq(atomic_load(&sh.errors), 0);
 	ck_assert_msg(atomic_load(&sh.violations) == 0, "%s: %u torn updates seen",
 		      fwait_policy_name(policy), atomic_load(&sh.violations));
@@ -125,13 +125,13 @@ static void run_exclusion(enum fwait_policy policy, unsigned nthreads, unsigned 
 
 START_TEST(exclusion_hundreds_of_threads)
 {
-	run_exclusion(FWAIT_WAKE_ONE, 256, bt_scaled(200, 40));
+	run_exclusion(FWAIT_WAKE_ONE, 256, th_scaled(200, 40));
 }
 END_TEST
 
 START_TEST(exclusion_each_policy)
 {
-	run_exclusion((enum fwait_policy)_i, 64, bt_scaled(200, 40));
+	run_exclusion((enum fwait_policy)_i, 64, th_scaled(200, 40));
 }
 END_TEST
 
@@ -180,12 +180,12 @@ START_TEST(fifo_handover_and_reader_phase)
 	for (unsigned i = 0; i < N; i++) {
 		th[i] = (struct order_thread){ &o, i < NX ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED,
 					       0, -1, 0 };
-		bt_spawn(&th[i].tid, order_worker, &th[i]);
+		th_spawn(&th[i].tid, order_worker, &th[i]);
 		tids[i] = th[i].tid;
-		ck_assert_msg(bt_wait_parked(t, i + 1, BT_DEADLINE_MS), "waiter %u never parked", i);
+		ck_assert_msg(th_wait_parked(t, i + 1, BT_DEADLINE_MS), "waiter %u never parked", i);
 	}
 	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
-	bt_join_all(tids, N, BT_DEADLINE_MS, "ordered waiters");
+	th_join_all(tids, N, BT_DEADLINE_MS, "ordered waiters", NULL);
 	for (unsigned i = 0; i < N; i++)
 		ck_assert_int_eq(th[i].rc, 0);
 	/* the readers first (together), then the writers in FIFO order */
@@ -215,13 +215,13 @@ START_TEST(readers_do_not_barge_past_writer)
 	ck_assert_int_eq(bp_latch(o.pool, o.frame, BP_LATCH_SHARED), 0);
 	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_SHARED), 0); /* no writer yet */
 	struct order_thread w = { &o, BP_LATCH_EXCLUSIVE, 0, -1, 0 };
-	bt_spawn(&w.tid, order_worker, &w);
-	ck_assert(bt_wait_parked(bp_fwait_table(o.pool), 1, BT_DEADLINE_MS));
+	th_spawn(&w.tid, order_worker, &w);
+	ck_assert(th_wait_parked(bp_fwait_table(o.pool), 1, BT_DEADLINE_MS));
 	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_SHARED), -EBUSY);
 	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_EXCLUSIVE), -EBUSY);
 	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_SHARED), 0);
 	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_SHARED), 0);
-	bt_join_all(&w.tid, 1, BT_DEADLINE_MS, "writer");
+	th_join_all(&w.tid, 1, BT_DEADLINE_MS, "writer", NULL);
 	ck_assert_int_eq(w.rc, 0);
 	ck_assert_int_eq(bp_latch_try(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
