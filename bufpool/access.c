@@ -131,6 +131,9 @@ static void readahead(struct bp_pool *p, uint64_t pageno)
 static void grow_npages(struct bp_pool *p, uint64_t pageno)
 {
 	uint64_t n = atomic_load_explicit(&p->npages, memory_order_relaxed);
+	/* release: pairs with the acquire loads of npages in get_page and
+	 * readahead, so a thread that sees the larger count also sees the
+	 * created page's mapping published before it. */
 	while (n <= pageno &&
 	       !atomic_compare_exchange_weak_explicit(&p->npages, &n, pageno + 1,
 			memory_order_release, memory_order_relaxed))
@@ -151,6 +154,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 		struct bp_frame *f = bp_pt_lookup_pin(p, pageno);
 		if (f)
 			return finish_get(p, f, pageno, false, out);
+		/* acquire: pairs with grow_npages / bp_new_page (see readahead). */
 		bool create = pageno >= atomic_load_explicit(&p->npages, memory_order_acquire);
 		if (create && !(flags & BP_GET_CREATE))
 			return -ENXIO;

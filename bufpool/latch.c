@@ -197,6 +197,9 @@ static int unlock_exclusive(struct bp_pool *p, struct bp_frame *f)
 
 static void wait_no_writeback(struct bp_pool *p, struct bp_frame *f)
 {
+	/* acquire: pairs with the write completion's release clear of
+	 * WRITEBACK, so the write has finished reading the page before the
+	 * exclusive holder changes it. */
 	if (atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_WRITEBACK)
 		bp_wait_writeback(p, f, NULL);
 }
@@ -235,6 +238,7 @@ int bp_latch_try(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mod
 		return try_shared(frame) ? 0 : -EBUSY;
 	if (!try_exclusive(frame))
 		return -EBUSY;
+	/* acquire: as in wait_no_writeback. */
 	if (atomic_load_explicit(&frame->state, memory_order_acquire) & BP_F_WRITEBACK) {
 		unlock_exclusive(pool, frame);
 		return -EBUSY;

@@ -118,6 +118,7 @@ int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
 		if (rc == -ETIMEDOUT)
 			return rc;
 		woken = woken || rc == 0;
+		/* acquire: as the first load above. */
 		v = atomic_load_explicit(word, memory_order_acquire);
 	}
 }
