@@ -145,8 +145,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 {
 	if (!p || !out || (flags & ~BP_GET_FLAGS))
 		return -EINVAL;
-	if (deadline && (deadline->tv_sec < 0 || deadline->tv_nsec < 0 ||
-			 deadline->tv_nsec >= 1000000000L))
+	if (!fwait_deadline_valid(deadline))
 		return -EINVAL; /* checked up front: it is only used once every frame is pinned */
 	if (pageno > p->max_pageno)
 		return -EFBIG;

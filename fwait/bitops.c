@@ -180,7 +180,7 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 		   const struct timespec *deadline)
 {
-	if (t == NULL || check_bit_args(word, bit) || !fw_deadline_valid(deadline))
+	if (t == NULL || check_bit_args(word, bit) || !fwait_deadline_valid(deadline))
 		return -EINVAL;
 	if (fwait_bit_trylock(word, bit) == 0)
 		return 0; /* uncontended: one atomic op, no table access */
@@ -308,7 +308,7 @@ int fwait_bit_unlock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 int fwait_bit_wait(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 		   const struct timespec *deadline)
 {
-	if (t == NULL || check_bit_args(word, bit) || !fw_deadline_valid(deadline))
+	if (t == NULL || check_bit_args(word, bit) || !fwait_deadline_valid(deadline))
 		return -EINVAL;
 	if (!fwait_bit_test(word, bit))
 		return 0; /* already clear: one load, no table access */

@@ -182,6 +182,10 @@ int fwait_waiters_walk(struct fwait_table *t,
 		       int (*fn)(const struct fwait_waiter_info *w, void *arg),
 		       void *arg);
 
+/* Predicate: deadline is NULL or well formed (tv_sec >= 0 and
+ * 0 <= tv_nsec < 1e9); calls taking a deadline return -EINVAL otherwise. */
+bool fwait_deadline_valid(const struct timespec *deadline);
+
 /* Helper: absolute CLOCK_MONOTONIC deadline ns nanoseconds from now. */
 struct timespec fwait_deadline_after_ns(uint64_t ns);
 

@@ -101,8 +101,6 @@ struct fwait_table {
 /* ---- table.c ---- */
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
 uint64_t fw_now_ns(void);
-/* A deadline is NULL or a normalised timespec (0 <= tv_nsec < 1e9, tv_sec >= 0). */
-bool fw_deadline_valid(const struct timespec *deadline);
 
 /* ---- park.c: queueing, sleeping, waking ---- */
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive);

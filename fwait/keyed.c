@@ -19,7 +19,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
 {
 	if (t == NULL || key == NULL || ready == NULL || (flags & ~FWAIT_EXCLUSIVE) ||
-	    !fw_deadline_valid(deadline))
+	    !fwait_deadline_valid(deadline))
 		return -EINVAL;
 
 	bool exclusive = flags & FWAIT_EXCLUSIVE;

@@ -138,7 +138,7 @@ uint64_t fw_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-bool fw_deadline_valid(const struct timespec *deadline)
+bool fwait_deadline_valid(const struct timespec *deadline)
 {
 	return deadline == NULL ||
 	       (deadline->tv_sec >= 0 && deadline->tv_nsec >= 0 && deadline->tv_nsec < 1000000000L);

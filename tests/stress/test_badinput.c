@@ -76,6 +76,13 @@ static void table_rows(void)
 
 	fwait_table_destroy(NULL); /* no-op */
 	EXPECT_EQ("table_policy: NULL", fwait_table_policy(NULL), FWAIT_POLICY_COUNT);
+	struct timespec ok_dl = { 0, 999999999L }, big_ns = { 1, 1000000000L },
+		neg_ns = { 1, -1 }, neg_s = { -1, 0 };
+	EXPECT_EQ("deadline_valid: NULL", fwait_deadline_valid(NULL), true);
+	EXPECT_EQ("deadline_valid: tv_nsec 999999999", fwait_deadline_valid(&ok_dl), true);
+	EXPECT_EQ("deadline_valid: tv_nsec 1e9", fwait_deadline_valid(&big_ns), false);
+	EXPECT_EQ("deadline_valid: tv_nsec -1", fwait_deadline_valid(&neg_ns), false);
+	EXPECT_EQ("deadline_valid: tv_sec -1", fwait_deadline_valid(&neg_s), false);
 	EXPECT_EQ("policy_name: out of range",
 		  strcmp(fwait_policy_name(FWAIT_POLICY_COUNT), "invalid"), 0);
 	EXPECT_EQ("policy_name: negative",
