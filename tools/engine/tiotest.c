@@ -48,6 +48,7 @@
  * tools/engine/plot.gp and a data file written next to OUT.png.
  */
 #include "tiotest.h"
+#include "toolutil.h"
 
 #include "bufpool/bufpool.h"
 #include "fwait/fwait.h"
@@ -217,16 +218,6 @@ static bool page_check(const uint64_t *w, size_t nwords, uint64_t pageno, uint32
 	return bad == 0;
 }
 
-/* xorshift64*: the per-thread, per-phase random page sequence. */
-static uint64_t rng_next(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(0x2545f4914f6cdd1d);
-}
 
 /* ---- One run: a pool, its workers, four phases ----------------------------- */
 
@@ -365,7 +356,7 @@ static void worker_phase(struct tio_worker *w, enum tio_item it)
 	if (s == 0)
 		s = 1;
 	for (uint64_t n = 0; n < run->random_ops; n++) {
-		uint64_t i = rng_next(&s) % run->pages_per_thread;
+		uint64_t i = tool_rand_next(&s) % run->pages_per_thread;
 		if (it == TIO_RANDOM_WRITE)
 			write_page(w, i);
 		else
@@ -958,33 +949,6 @@ static void usage(FILE *o)
 		BP_READAHEAD_DEFAULT, TIO_DEFAULT_SEED);
 }
 
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (s == NULL || *s == '\0' || *s == '-')
-		goto bad;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	fprintf(stderr, "bpbench tiotest: %s wants an integer in [%" PRIu64 ", %" PRIu64
-		"], not '%s'\n", opt, min, max, s ? s : "");
-	return -EINVAL;
-}
-
-static int parse_unsigned(const char *opt, const char *s, unsigned min, unsigned max,
-			  unsigned *out)
-{
-	uint64_t v;
-	int rc = parse_u64(opt, s, min, max, &v);
-	if (rc == 0)
-		*out = (unsigned)v;
-	return rc;
-}
-
 static int parse_policies(const char *s, struct tio_options *o)
 {
 	char buf[256];
@@ -1029,7 +993,7 @@ static int parse_thread_list(const char *s, struct tio_options *o)
 				TIO_MAX_PLOT_POINTS);
 			return -EINVAL;
 		}
-		if (parse_unsigned("--plot-threads", tok, 1, TIO_MAX_THREADS,
+		if (tool_parse_unsigned("bpbench tiotest", "--plot-threads", tok, 1, TIO_MAX_THREADS,
 				   &o->plot_threads[o->nplot_threads]) != 0)
 			return -EINVAL;
 		o->nplot_threads++;
@@ -1094,7 +1058,7 @@ static int parse_options(int argc, char **argv, struct tio_options *o)
 		int rc = 0;
 		switch (c) {
 		case 't':
-			rc = parse_unsigned("--threads", optarg, 1, TIO_MAX_THREADS, &o->threads);
+			rc = tool_parse_unsigned("bpbench tiotest", "--threads", optarg, 1, TIO_MAX_THREADS, &o->threads);
 			break;
 		case OPT_MB: {
 			char *end;
@@ -1109,10 +1073,10 @@ static int parse_options(int argc, char **argv, struct tio_options *o)
 			break;
 		}
 		case OPT_RANDOM_OPS:
-			rc = parse_u64("--random-ops", optarg, 1, UINT64_C(1) << 40, &o->random_ops);
+			rc = tool_parse_u64("bpbench tiotest", "--random-ops", optarg, 1, UINT64_C(1) << 40, &o->random_ops);
 			break;
 		case OPT_PAGE_SIZE:
-			rc = parse_u64("--page-size", optarg, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX, &v);
+			rc = tool_parse_u64("bpbench tiotest", "--page-size", optarg, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX, &v);
 			if (rc == 0 && (v & (v - 1)) != 0) {
 				fprintf(stderr, "bpbench tiotest: --page-size must be a power of two\n");
 				rc = -EINVAL;
@@ -1120,31 +1084,31 @@ static int parse_options(int argc, char **argv, struct tio_options *o)
 			o->page_size = (uint32_t)v;
 			break;
 		case OPT_FRAMES:
-			rc = parse_u64("--frames", optarg, 2, UINT32_MAX, &v);
+			rc = tool_parse_u64("bpbench tiotest", "--frames", optarg, 2, UINT32_MAX, &v);
 			o->frames = (uint32_t)v;
 			break;
 		case OPT_BUCKETS:
-			rc = parse_unsigned("--buckets", optarg, 1, 1u << 24, &o->buckets);
+			rc = tool_parse_unsigned("bpbench tiotest", "--buckets", optarg, 1, 1u << 24, &o->buckets);
 			break;
 		case OPT_LATENCY:
-			rc = parse_u64("--latency-us", optarg, 0, 10 * 1000 * 1000, &v);
+			rc = tool_parse_u64("bpbench tiotest", "--latency-us", optarg, 0, 10 * 1000 * 1000, &v);
 			o->latency_us = (uint32_t)v;
 			break;
 		case OPT_IO_THREADS:
-			rc = parse_unsigned("--io-threads", optarg, 1, 64, &o->io_threads);
+			rc = tool_parse_unsigned("bpbench tiotest", "--io-threads", optarg, 1, 64, &o->io_threads);
 			break;
 		case OPT_READAHEAD:
-			rc = parse_unsigned("--readahead", optarg, 0, 1u << 16, &u);
+			rc = tool_parse_unsigned("bpbench tiotest", "--readahead", optarg, 0, 1u << 16, &u);
 			o->readahead = (int)u;
 			break;
 		case OPT_POLICIES:
 			rc = parse_policies(optarg, o);
 			break;
 		case OPT_SEED:
-			rc = parse_u64("--seed", optarg, 0, UINT64_MAX, &o->seed);
+			rc = tool_parse_u64("bpbench tiotest", "--seed", optarg, 0, UINT64_MAX, &o->seed);
 			break;
 		case OPT_FAULT_READ:
-			rc = parse_u64("--fault-read-ppm", optarg, 0, 1000000, &v);
+			rc = tool_parse_u64("bpbench tiotest", "--fault-read-ppm", optarg, 0, 1000000, &v);
 			o->fault_read_ppm = (uint32_t)v;
 			break;
 		case OPT_FILE:

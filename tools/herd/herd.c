@@ -10,6 +10,7 @@
  * in main's frame and are passed down.
  */
 #include "herd.h"
+#include "toolutil.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -55,34 +56,6 @@ static void usage(FILE *f)
 		"              wake-one,wake-all,broadcast,futex,wake-one+steal,percond\n"
 		"  --json      JSON lines instead of a table\n"
 		"  -h, --help  this text\n");
-}
-
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
-		     uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		goto bad;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	fprintf(stderr, "fwait-herd: %s wants an integer in [%llu, %llu], got '%s'\n",
-		opt, (unsigned long long)min, (unsigned long long)max, s ? s : "");
-	return -EINVAL;
-}
-
-static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max,
-		      unsigned *out)
-{
-	uint64_t v;
-	int rc = parse_u64(opt, s, min, max, &v);
-	if (rc == 0)
-		*out = (unsigned)v;
-	return rc;
 }
 
 static int parse_seconds(const char *s, double *out)
@@ -149,13 +122,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	while (rc == 0 && (c = getopt_long(argc, argv, "t:k:b:H:d:n:s:p:h", longs, NULL)) != -1) {
 		switch (c) {
-		case 't': rc = parse_uint("-t", optarg, 1, 32768, &o->p.threads); break;
-		case 'k': rc = parse_uint("-k", optarg, 1, 1u << 26, &o->p.objects); break;
-		case 'b': rc = parse_uint("-b", optarg, 1, 1u << 24, &o->p.buckets); break;
-		case 'H': rc = parse_uint("-H", optarg, 0, 10000000, &o->p.hold_us); break;
+		case 't': rc = tool_parse_unsigned("fwait-herd", "-t", optarg, 1, 32768, &o->p.threads); break;
+		case 'k': rc = tool_parse_unsigned("fwait-herd", "-k", optarg, 1, 1u << 26, &o->p.objects); break;
+		case 'b': rc = tool_parse_unsigned("fwait-herd", "-b", optarg, 1, 1u << 24, &o->p.buckets); break;
+		case 'H': rc = tool_parse_unsigned("fwait-herd", "-H", optarg, 0, 10000000, &o->p.hold_us); break;
 		case 'd': rc = parse_seconds(optarg, &o->p.seconds); break;
-		case 'n': rc = parse_u64("-n", optarg, 1, UINT64_MAX / 4, &o->p.ops); break;
-		case 's': rc = parse_u64("-s", optarg, 0, UINT64_MAX - 1, &o->p.seed); break;
+		case 'n': rc = tool_parse_u64("fwait-herd", "-n", optarg, 1, UINT64_MAX / 4, &o->p.ops); break;
+		case 's': rc = tool_parse_u64("fwait-herd", "-s", optarg, 0, UINT64_MAX - 1, &o->p.seed); break;
 		case 'p': rc = parse_policies(optarg, o); break;
 		case 'J': o->json = true; break;
 		case 'h': return 1;

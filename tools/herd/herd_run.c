@@ -13,6 +13,7 @@
  * sharing; reported memory counts only the synchronisation state.
  */
 #include "herd.h"
+#include "toolutil.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -56,16 +57,6 @@ struct herd_worker {
 	double hold_s; /* measured: nanosleep overshoots by the timer slack */
 	int err;
 };
-
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(2685821657736338717);
-}
 
 static double now_s(void)
 {
@@ -133,7 +124,7 @@ static void *worker_main(void *arg)
 
 	gate_wait(s);
 	while (take_ticket(s)) {
-		unsigned k = (unsigned)(next_rand(&rng) % p->objects);
+		unsigned k = (unsigned)(tool_rand_next(&rng) % p->objects);
 		int rc;
 		if (s->v->kind == HERD_FWAIT) {
 			_Atomic uint32_t *word = &s->objs[k].word;
