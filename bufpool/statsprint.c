@@ -170,6 +170,7 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	em_u64(e, "timeouts", s->fwait.timeouts);
 	em_u64(e, "handoffs", s->fwait.handoffs);
 	em_u64(e, "slow_wakes", s->fwait.slow_wakes);
+	em_u64(e, "slow_waits", s->fwait.slow_waits);
 	em_u64(e, "max_bucket_depth", s->fwait.max_bucket_depth);
 	em_u64(e, "nbuckets", s->fwait.nbuckets);
 	em_u64(e, "table_bytes", s->fwait.table_bytes);

@@ -131,6 +131,7 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 
 	fw_waiter_init(&w, word, (int)bit, exclusive);
 	pthread_mutex_lock(&b->lock);
+	fw_stat_add(&b->stats.slow_waits, 1);
 	for (;;) {
 		/* Re-checked after every wake: a lock can be taken, and an
 		 * event bit such as WRITEBACK set again, before we run. */

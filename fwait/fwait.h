@@ -96,6 +96,7 @@ struct fwait_stats {
 	uint64_t timeouts;         /* waits that returned -ETIMEDOUT */
 	uint64_t handoffs;         /* lock bits handed directly to a waiter */
 	uint64_t slow_wakes;       /* wake calls that took a bucket lock */
+	uint64_t slow_waits;       /* wait calls that took a bucket lock (slept or not) */
 	uint32_t max_bucket_depth; /* most waiters seen queued in one bucket */
 	uint32_t nbuckets;
 	size_t table_bytes;        /* memory held by the table */

@@ -69,7 +69,7 @@ struct fw_waiter {
 
 struct fw_bucket_stats {
 	_Atomic uint64_t waits, wakeups, spurious, foreign, timeouts, handoffs,
-		slow_wakes;
+		slow_wakes, slow_waits;
 	_Atomic uint32_t max_depth;
 };
 

@@ -30,6 +30,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 
 	fw_waiter_init(&w, key, FW_GENERIC_BIT, exclusive);
 	pthread_mutex_lock(&b->lock);
+	fw_stat_add(&b->stats.slow_waits, 1);
 	for (;;) {
 		if (ready(arg)) {
 			pthread_mutex_unlock(&b->lock);

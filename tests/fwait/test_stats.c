@@ -34,6 +34,7 @@ static void assert_counters_zero(const struct fwait_stats *st)
 	ck_assert_uint_eq(st->timeouts, 0);
 	ck_assert_uint_eq(st->handoffs, 0);
 	ck_assert_uint_eq(st->slow_wakes, 0);
+	ck_assert_uint_eq(st->slow_waits, 0);
 	ck_assert_uint_eq(st->max_bucket_depth, 0);
 	ck_assert_uint_eq(hist_sum(st, 0), 0);
 }
@@ -145,6 +146,7 @@ START_TEST(handoff_chain_counts)
 	/* N unlocks found waiters (main's and the first N-1 holders'); the
 	 * last holder's unlock found the word tidy and stayed off the table. */
 	ck_assert_uint_eq(st.slow_wakes, N);
+	ck_assert_uint_eq(st.slow_waits, N); /* each waiter entered bit_sleep once */
 	ck_assert_uint_eq(st.spurious_wakeups, 0);
 	ck_assert_uint_eq(st.timeouts, 0);
 	ck_assert_uint_eq(st.foreign_skipped, 0);
@@ -156,6 +158,38 @@ START_TEST(handoff_chain_counts)
 	assert_counters_zero(&st);
 	ck_assert_uint_eq(st.nbuckets, 1);
 	ck_assert_uint_gt(st.table_bytes, 0);
+	fwait_table_destroy(t);
+}
+END_TEST
+
+static bool always_ready(void *arg)
+{
+	(void)arg;
+	return true;
+}
+
+/* A wait that never sleeps still takes the bucket lock once: slow_waits
+ * counts it (a caller's fast path can be checked with it), waits does not. */
+START_TEST(slow_waits_counts_lock_taken_without_sleep)
+{
+	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 4);
+	struct fwait_stats st;
+	int key;
+	ck_assert_int_eq(fwait_wait(t, &key, 0, always_ready, NULL, NULL), 0);
+	ck_assert_int_eq(fwait_wait(t, &key, FWAIT_EXCLUSIVE, always_ready, NULL, NULL), 0);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_waits, 2);
+	ck_assert_uint_eq(st.waits, 0);
+	/* The bit fast paths stay off the table. */
+	_Atomic uint32_t word = 0;
+	ck_assert_int_eq(fwait_bit_lock(t, &word, 3, NULL), 0);
+	ck_assert_int_eq(fwait_bit_unlock(t, &word, 3), 0);
+	ck_assert_int_eq(fwait_bit_wait(t, &word, 3, NULL), 0);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_waits, 2);
+	fwait_stats_reset(t);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_waits, 0);
 	fwait_table_destroy(t);
 }
 END_TEST
@@ -243,6 +277,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fresh_table_and_sizes);
 	tcase_add_test(tc, handoff_chain_counts);
+	tcase_add_test(tc, slow_waits_counts_lock_taken_without_sleep);
 	tcase_add_loop_test(tc, timed_out_wait_lands_in_histogram, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, histogram_matches_waits_after_contention, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
