@@ -13,11 +13,22 @@
  * The I/O thread sets UPTODATE or ERROR and unlocks.  A frame found in
  * ERROR (not LOCKED) is read again by the first thread that finds it.
  *
+ * Creating pages (bp_new_page, bp_get with BP_GET_CREATE) keeps one rule:
+ * a page number comes below npages (bp_page_count) only while its creator
+ * holds its mapping LOCKED, or as a hole (zeros in the file) left below a
+ * page created further on.  So whoever finds a page below npages unmapped
+ * may read it from the file, and a creator that still sees its page past
+ * npages after mapping it knows nobody has written it.  bp_new_page claims
+ * its frame first, maps it as n = npages, then moves npages from n to n + 1
+ * with one CAS; if the CAS fails, n became a hole meanwhile and is read in
+ * as a normal miss instead.  Pins saturate at BP_PIN_MAX (-EAGAIN).
+ *
  * Readahead: a miss on the page right after the previous sequential miss
  * reads the next readahead pages too (into unpinned LOCKED frames), so they
  * are in flight while the reader waits on the first.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "bufpool/internal.h"
@@ -111,13 +122,14 @@ static void readahead(struct bp_pool *p, uint64_t pageno)
 	for (; q <= pageno + p->readahead && q < npages; q++) {
 		if (bp_pt_contains(p, q))
 			continue;
-		struct bp_frame *f;
+		struct bp_frame *f, *g;
 		if (bp_claim_frame(p, BP_CLAIM_NOWAIT, NULL, &f) < 0)
 			break;
-		struct bp_frame *g = bp_pt_insert_or_pin(p, f, q);
-		if (g) {
+		int r = bp_pt_insert_or_pin(p, f, q, &g);
+		if (r != 0) { /* resident after all */
 			bp_free_claimed(p, f);
-			bp_unpin(p, g);
+			if (r > 0)
+				bp_unpin(p, g);
 			continue;
 		}
 		bp_count(p, q, BP_C_READS);
@@ -150,34 +162,43 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 	if (pageno > p->max_pageno)
 		return -EFBIG;
 	for (;;) {
-		struct bp_frame *f = bp_pt_lookup_pin(p, pageno);
-		if (f)
+		struct bp_frame *f, *g;
+		int r = bp_pt_lookup_pin(p, pageno, &f);
+		if (r == 0)
 			return finish_get(p, f, pageno, false, out);
+		if (r == -EAGAIN)
+			return r; /* resident, but at the pin limit */
 		/* acquire: pairs with grow_npages / bp_new_page (see readahead). */
 		bool create = pageno >= atomic_load_explicit(&p->npages, memory_order_acquire);
 		if (create && !(flags & BP_GET_CREATE))
 			return -ENXIO;
 		if (create && (p->flags & BP_OPEN_READONLY))
 			return -EROFS;
-		int r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, deadline, &f);
+		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, deadline, &f);
 		if (r < 0) {
 			/* The frames may have been taken by concurrent misses on
 			 * this very page: one last look. */
-			f = bp_pt_lookup_pin(p, pageno);
-			if (f)
+			if (bp_pt_lookup_pin(p, pageno, &f) == 0)
 				return finish_get(p, f, pageno, false, out);
 			bp_count(p, pageno, BP_C_BUSY);
 			return r;
 		}
-		struct bp_frame *g = bp_pt_insert_or_pin(p, f, pageno);
-		if (g) { /* lost the race: use theirs */
+		r = bp_pt_insert_or_pin(p, f, pageno, &g);
+		if (r != 0) { /* lost the race: use theirs */
 			bp_free_claimed(p, f);
+			if (r < 0)
+				return r; /* theirs is at the pin limit */
 			bp_unpin(p, g);
 			continue;
 		}
 		bp_count(p, pageno, BP_C_MISSES);
 		/* Decide again now that we own the mapping: the page may have
-		 * been created (and even written and evicted) meanwhile. */
+		 * been created (and even written and evicted) meanwhile.  If
+		 * it is still past the end, nobody can have written it: a page
+		 * only comes below npages while its creator holds its mapping
+		 * (here, or bp_new_page's CAS), or as a hole made by a create
+		 * further on, and a hole is zeros until someone maps it, which
+		 * now only we can. */
 		create = pageno >= atomic_load_explicit(&p->npages, memory_order_acquire);
 		if (create) {
 			memset(f->data, 0, p->page_size);
@@ -215,44 +236,81 @@ int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 	return get_page(pool, pageno, flags, deadline, true, frame);
 }
 
+/* bp_new_page found n mapped (f pinned): someone else is creating it or it
+ * already exists.  If npages has not moved past n yet, its creator holds it
+ * LOCKED until it has (get_page grows npages before unlocking, bp_new_page
+ * CASes it): wait for that rather than spin, then let the caller retry. */
+static void wait_created(struct bp_pool *p, struct bp_frame *f, uint64_t n)
+{
+	/* acquire: pairs with the creator's release update of npages. */
+	if (atomic_load_explicit(&p->npages, memory_order_acquire) <= n)
+		fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
+	bp_unpin(p, f);
+}
+
 int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 {
 	if (!pool || !pageno || !frame)
 		return -EINVAL;
 	if (pool->flags & BP_OPEN_READONLY)
 		return -EROFS;
+	/* Claim the frame before choosing the number: page n becomes visible
+	 * (n < bp_page_count) only once it is mapped here, LOCKED, so a bp_get
+	 * of n can only find this frame and wait for it, never read n as a
+	 * hole and write into a copy that this call would then zero over.  A
+	 * failed claim therefore has no number to give back. */
+	struct bp_frame *f, *g;
+	int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
 	for (;;) {
-		/* acq_rel: pairs with the acquire loads of npages (readahead, get). */
-		uint64_t n = atomic_fetch_add_explicit(&pool->npages, 1, memory_order_acq_rel);
-		if (n > pool->max_pageno)
-			return -EFBIG;
-		/* npages is already past n: create the page here (bp_get
-		 * would try to read it). */
-		struct bp_frame *f;
-		int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
 		if (r < 0) {
-			/* Give the number back unless someone took a later one. */
-			uint64_t expect = n + 1;
-			atomic_compare_exchange_strong_explicit(&pool->npages, &expect, n,
-					memory_order_acq_rel, memory_order_relaxed);
-			bp_count(pool, n, BP_C_BUSY);
+			bp_count(pool, atomic_load_explicit(&pool->npages, memory_order_relaxed),
+				 BP_C_BUSY);
 			return r;
 		}
-		struct bp_frame *g = bp_pt_insert_or_pin(pool, f, n);
-		if (g) { /* someone created n through bp_get(CREATE): take another */
+		/* acquire: pairs with the release updates of npages, so if n
+		 * was created and evicted we see its mapping gone only after
+		 * npages moved past it (then the CAS below fails). */
+		uint64_t n = atomic_load_explicit(&pool->npages, memory_order_acquire);
+		if (n > pool->max_pageno) {
 			bp_free_claimed(pool, f);
-			bp_unpin(pool, g);
+			return -EFBIG;
+		}
+		r = bp_pt_insert_or_pin(pool, f, n, &g);
+		if (r > 0) {
+			wait_created(pool, g, n);
+			r = 0; /* f is still ours, unmapped: try the next number */
 			continue;
 		}
-		memset(f->data, 0, pool->page_size);
-		bp_count(pool, n, BP_C_MISSES);
-		bp_count(pool, n, BP_C_CREATES);
-		atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
-					 memory_order_relaxed);
-		fwait_bit_unlock(pool->wt, &f->state, BP_LOCKED);
-		*pageno = n;
-		*frame = f;
-		return 0;
+		if (r < 0) { /* n mapped at the pin limit: let its creator run */
+			sched_yield();
+			r = 0;
+			continue;
+		}
+		/* f is n's frame, LOCKED.  Take the number: release publishes
+		 * the mapping (made under the partition lock) before the count;
+		 * acquire on failure pairs with whoever moved it. */
+		uint64_t expect = n;
+		if (atomic_compare_exchange_strong_explicit(&pool->npages, &expect, n + 1,
+				memory_order_acq_rel, memory_order_acquire)) {
+			memset(f->data, 0, pool->page_size);
+			bp_count(pool, n, BP_C_MISSES);
+			bp_count(pool, n, BP_C_CREATES);
+			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
+						 memory_order_relaxed);
+			/* Release pairs with waiters' acquire loads of the state. */
+			fwait_bit_unlock(pool->wt, &f->state, BP_LOCKED);
+			*pageno = n;
+			*frame = f;
+			return 0;
+		}
+		/* A bp_get(CREATE) further on made n a hole, which may have been
+		 * written and evicted since: n exists.  Read it into f as a miss
+		 * would (whoever waits on f gets the file's page), leave it
+		 * unpinned like readahead, and start over with a new frame. */
+		bp_count(pool, n, BP_C_READS);
+		bp_io_submit(pool, f, BP_IO_READ, n);
+		bp_unpin(pool, f); /* LOCKED keeps it from eviction until read */
+		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
 	}
 }
 

@@ -93,6 +93,9 @@ enum bp_state_bit {
 #define BP_PIN_SHIFT 8u
 #define BP_PIN_ONE (UINT32_C(1) << BP_PIN_SHIFT)
 #define BP_PIN_MASK (((UINT32_C(1) << 23) - 1) << BP_PIN_SHIFT)
+/* Most pins one frame can hold; one more is refused (-EAGAIN), never
+ * carried into fwait's waiters bit. */
+#define BP_PIN_MAX (BP_PIN_MASK >> BP_PIN_SHIFT)
 
 /* ---- Configuration ---------------------------------------------------------- */
 

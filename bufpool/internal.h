@@ -213,11 +213,15 @@ void bp_account_wait(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 		     enum bp_hist_kind kind, uint64_t ns);
 
 /* pagetable.c */
-struct bp_frame *bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno);
+/* Pin pageno's frame: 0 (*out set), -ENOENT (not mapped), -EAGAIN (mapped,
+ * but already pinned BP_PIN_MAX times). */
+int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out);
 bool bp_pt_contains(struct bp_pool *p, uint64_t pageno);
-/* Insert claimed frame f as pageno, or, if pageno is already mapped, pin and
- * return that frame instead (f untouched). */
-struct bp_frame *bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
+/* Insert claimed frame f as pageno: 0.  If pageno is already mapped, pin
+ * that frame instead and return 1 with it in *found (f untouched), or
+ * -EAGAIN if it is at the pin limit. */
+int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
+			struct bp_frame **found);
 /* Called with the partition write lock held. */
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
 

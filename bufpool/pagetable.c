@@ -15,6 +15,8 @@
  * frame.pageno is written only under the write lock of the page's partition
  * (or while the frame is claimed and unmapped), read relaxed by clock.c.
  */
+#include <errno.h>
+
 #include "bufpool/internal.h"
 
 static inline struct bp_frame *frame_at(struct bp_pool *p, uint32_t idx)
@@ -22,14 +24,22 @@ static inline struct bp_frame *frame_at(struct bp_pool *p, uint32_t idx)
 	return idx == BP_NONE_IDX ? NULL : &p->frames[idx];
 }
 
-/* Pin f found through the table.  Acquire pairs with the release in the
+/* Pin f found through the table (the partition lock keeps it mapped) and
+ * mark it referenced, in one CAS.  Acquire pairs with the release in the
  * read completion's fwait_bit_unlock, so a pinner that then sees UPTODATE
- * also sees the page data. */
-static void pin_found(struct bp_frame *f)
+ * also sees the page data.  0, or -EAGAIN and nothing changed at the pin
+ * limit: a CAS, not a fetch_add, because an add at the limit would carry
+ * into bit 31, fwait's waiters bit, and lose a wakeup. */
+static int pin_found(struct bp_frame *f)
 {
-	uint32_t old = atomic_fetch_add_explicit(&f->state, BP_PIN_ONE, memory_order_acquire);
-	if (!(old & BP_F_REFERENCED))
-		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	do {
+		if (bp_pins(s) == BP_PIN_MAX)
+			return -EAGAIN;
+	} while (!atomic_compare_exchange_weak_explicit(&f->state, &s,
+			(s + BP_PIN_ONE) | BP_F_REFERENCED,
+			memory_order_acquire, memory_order_relaxed));
+	return 0;
 }
 
 static struct bp_frame *chain_find(struct bp_pool *p, uint64_t b, uint64_t pageno)
@@ -43,16 +53,17 @@ static struct bp_frame *chain_find(struct bp_pool *p, uint64_t b, uint64_t pagen
 	return NULL;
 }
 
-struct bp_frame *bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno)
+int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
 {
 	uint64_t b = bp_hash_bucket(p, pageno);
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
 	pthread_rwlock_rdlock(&part->lock);
 	struct bp_frame *f = chain_find(p, b, pageno);
-	if (f)
-		pin_found(f);
+	int r = f ? pin_found(f) : -ENOENT;
 	pthread_rwlock_unlock(&part->lock);
-	return f;
+	if (r == 0)
+		*out = f;
+	return r;
 }
 
 bool bp_pt_contains(struct bp_pool *p, uint64_t pageno)
@@ -65,21 +76,27 @@ bool bp_pt_contains(struct bp_pool *p, uint64_t pageno)
 	return found;
 }
 
-struct bp_frame *bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno)
+int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
+			struct bp_frame **found)
 {
 	uint64_t b = bp_hash_bucket(p, pageno);
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
 	pthread_rwlock_wrlock(&part->lock);
 	struct bp_frame *g = chain_find(p, b, pageno);
+	int r = 0;
 	if (g) {
-		pin_found(g);
+		r = pin_found(g);
+		if (r == 0) {
+			*found = g;
+			r = 1;
+		}
 	} else {
 		atomic_store_explicit(&f->pageno, pageno, memory_order_relaxed);
 		f->hash_next = p->heads[b];
 		p->heads[b] = f->index;
 	}
 	pthread_rwlock_unlock(&part->lock);
-	return g;
+	return r;
 }
 
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno)

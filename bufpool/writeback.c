@@ -28,12 +28,14 @@
 
 #include "bufpool/internal.h"
 
-/* Acquire on the pin pairs with the release of the previous unpin. */
+/* Acquire on the pin pairs with the release of the previous unpin.  At the
+ * pin limit nothing is pinned: the write-back is simply not started now. */
 static bool pin_if_dirty(struct bp_frame *f)
 {
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	for (;;) {
-		if (!(s & BP_F_DIRTY) || (s & (BP_F_WRITEBACK | BP_F_LOCKED)))
+		if (!(s & BP_F_DIRTY) || (s & (BP_F_WRITEBACK | BP_F_LOCKED)) ||
+		    bp_pins(s) == BP_PIN_MAX)
 			return false;
 		if (atomic_compare_exchange_weak_explicit(&f->state, &s, s + BP_PIN_ONE,
 				memory_order_acquire, memory_order_relaxed))
@@ -113,9 +115,10 @@ int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
 {
 	if (!pool)
 		return -EINVAL;
-	struct bp_frame *f = bp_pt_lookup_pin(pool, pageno);
-	if (!f)
-		return -ENOENT;
+	struct bp_frame *f;
+	int r = bp_pt_lookup_pin(pool, pageno, &f);
+	if (r < 0)
+		return r == -EAGAIN ? -EBUSY : r; /* at the pin limit: pinned */
 	/* Acquire pairs with the read completion's release unlock. */
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
 	if (s & BP_F_LOCKED) {
