@@ -181,6 +181,10 @@ struct bp_pool {
 
 /* ---- helpers ---- */
 
+/* Largest value of the pin field: only the pool's own write-back pins go
+ * past BP_PIN_MAX, one per thread starting a write-back of the frame. */
+#define BP_PIN_FIELD_MAX (BP_PIN_MASK >> BP_PIN_SHIFT)
+
 static inline uint32_t bp_pins(uint32_t s)
 {
 	return (s & BP_PIN_MASK) >> BP_PIN_SHIFT;

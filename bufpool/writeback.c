@@ -28,14 +28,16 @@
 
 #include "bufpool/internal.h"
 
-/* Acquire on the pin pairs with the release of the previous unpin.  At the
- * pin limit nothing is pinned: the write-back is simply not started now. */
+/* Acquire on the pin pairs with the release of the previous unpin.  Callers'
+ * pins stop at BP_PIN_MAX, so this pin fits unless more than 1024 threads
+ * start a write-back of f at once; then nothing is pinned (never a carry
+ * into fwait's bit 31) and one of the others writes the page. */
 static bool pin_if_dirty(struct bp_frame *f)
 {
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	for (;;) {
 		if (!(s & BP_F_DIRTY) || (s & (BP_F_WRITEBACK | BP_F_LOCKED)) ||
-		    bp_pins(s) == BP_PIN_MAX)
+		    bp_pins(s) == BP_PIN_FIELD_MAX)
 			return false;
 		if (atomic_compare_exchange_weak_explicit(&f->state, &s, s + BP_PIN_ONE,
 				memory_order_acquire, memory_order_relaxed))
