@@ -171,7 +171,10 @@ int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
  * returned pinned, UPTODATE and DIRTY.  Errors as bp_get. */
 int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame);
 /* Unpin.  -EINVAL for NULL, a frame of another pool, or a frame that is not
- * pinned (double release). */
+ * pinned (double release).  Unlatch before releasing: a frame released
+ * while its latch is still held (or waited for) is never evicted or reused
+ * until the latch is idle again, so the holder's writes stay in that page;
+ * bp_evict_page gives -EBUSY for it meanwhile. */
 int bp_release(struct bp_pool *pool, struct bp_frame *frame);
 
 /* The page's memory (page_size bytes, aligned to page_size); NULL if frame is

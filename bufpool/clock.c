@@ -35,6 +35,17 @@ bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool i
 		pthread_rwlock_unlock(&part->lock);
 		return false;
 	}
+	/* A latched frame with no pin was released by a caller still holding
+	 * its latch (a misuse that bp_release cannot see without owners):
+	 * never reuse it, or the new page would be born latched and the old
+	 * holder could write into it.  Every legitimate holder or waiter of a
+	 * latch holds a pin, and nobody can pin while we hold the write lock,
+	 * so with the zero pin count checked below this cannot refuse a frame
+	 * in legitimate use. */
+	if (!bp_latch_idle(f)) {
+		pthread_rwlock_unlock(&part->lock);
+		return false;
+	}
 	uint32_t busy = BP_F_LOCKED | BP_F_WRITEBACK | BP_F_DIRTY | (ignore_ref ? 0 : BP_F_REFERENCED);
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	for (;;) {

@@ -245,6 +245,8 @@ void bp_unpin(struct bp_pool *p, struct bp_frame *f);
 bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
 
 /* latch.c */
+/* Predicate: no holder and no queued waiter (the phase bit aside). */
+bool bp_latch_idle(const struct bp_frame *f);
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);
 
 /* io.c */

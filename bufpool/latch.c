@@ -270,6 +270,13 @@ void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f)
 	unlock_shared(p, f);
 }
 
+bool bp_latch_idle(const struct bp_frame *f)
+{
+	/* Relaxed: callers decide under their own exclusion (the partition
+	 * write lock and a zero pin count, in bp_try_evict). */
+	return !(atomic_load_explicit(&f->latch, memory_order_relaxed) & ~L_EPOCH);
+}
+
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters)
 {
 	uint64_t v = atomic_load_explicit(&f->latch, memory_order_relaxed);

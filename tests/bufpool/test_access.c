@@ -284,6 +284,35 @@ START_TEST(pins_saturate_at_the_limit)
 }
 END_TEST
 
+/* Issue 8 item 8: a frame released while still latched must not be reused
+ * for another page (on the old code the clock evicted it: the new page was
+ * born latched and the old holder could write into it). */
+START_TEST(released_while_latched_is_never_reused)
+{
+	enum bp_latch_mode mode = _i ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED;
+	struct bp_pool *p = pool_with_pages(2, 8, false);
+	struct bp_frame *f, *g;
+	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	ck_assert_int_eq(bp_latch(p, f, mode), 0);
+	ck_assert_int_eq(bp_release(p, f), 0); /* the misuse */
+	ck_assert_int_eq(bp_evict_page(p, 0), -EBUSY);
+	/* Clock pressure: every other page passes through the other frame. */
+	for (uint64_t round = 0; round < 4; round++) {
+		for (uint64_t pg = 1; pg < 8; pg++) {
+			ck_assert_int_eq(bp_get(p, pg, 0, &g), 0);
+			ck_assert_ptr_ne(g, f);
+			ck_assert_int_eq(bp_release(p, g), 0);
+		}
+	}
+	ck_assert_int_eq(bp_evict_all(p), 1); /* the other frame only */
+	ck_assert_uint_eq(bp_frame_pageno(f), 0);
+	/* Once unlatched, the frame is an ordinary clean page again. */
+	ck_assert_int_eq(bp_unlatch(p, f, mode), 0);
+	ck_assert_int_eq(bp_evict_page(p, 0), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bufpool access");
@@ -293,6 +322,7 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, new_page_never_zeroes_a_written_page, 0, RACE_VARIANTS);
 	tcase_add_test(tc, pins_saturate_at_the_limit);
+	tcase_add_loop_test(tc, released_while_latched_is_never_reused, 0, 2);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
