@@ -28,7 +28,8 @@
  * max_steals > 0 the bit is released first and the handoff is attempted
  * under the bucket lock; a newcomer that got there first "steals" it, and
  * after max_steals steals from one waiter its bucket returns to strict
- * handoff until that waiter has been served (Linux's bounded unfairness).
+ * handoff until that waiter has been served or has timed out (Linux's
+ * bounded unfairness).
  */
 #include "fwait/internal.h"
 
@@ -146,6 +147,15 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);
 		if (state == FW_TIMEDOUT) {
+			/* Robbed max_steals times, we made the bucket strict,
+			 * and only a handoff to us clears that; leaving
+			 * unserved, we must clear it, or the bucket stays in
+			 * strict handoff for good.  (A raced exit needs
+			 * nothing: under WAKE_ONE only a handoff chooses an
+			 * exclusive waiter, and it clears strict itself;
+			 * fwait_bit_clear is for event bits.) */
+			if (t->max_steals && w.steals >= t->max_steals)
+				atomic_store_explicit(&b->strict, false, memory_order_relaxed);
 			fw_stat_add(&b->stats.timeouts, 1);
 			tidy_waiters_bit(b, word);
 			pthread_mutex_unlock(&b->lock);
