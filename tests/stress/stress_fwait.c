@@ -95,9 +95,7 @@ struct worker {
 	uint64_t rng;
 	struct round *r;
 	/* read by the watchdog */
-	_Atomic uint64_t op_start_ns;    /* 0: not blocked in a wait */
-	_Atomic uint64_t op_deadline_ns; /* 0: no deadline */
-	_Atomic int op_kind;
+	struct st_watch watch;
 	_Atomic bool done;
 	/* own tallies, read after the join */
 	uint64_t ops, timeouts, cs, handoff_waits, events, ev_waits;
@@ -131,14 +129,12 @@ static const struct timespec *pick_deadline(struct worker *w, struct timespec *d
 
 static void op_begin(struct worker *w, int kind, const struct timespec *dl)
 {
-	atomic_store_explicit(&w->op_deadline_ns, dl ? st_ts_ns(dl) : 0, memory_order_relaxed);
-	atomic_store_explicit(&w->op_kind, kind, memory_order_relaxed);
-	atomic_store_explicit(&w->op_start_ns, st_now_ns(), memory_order_relaxed);
+	st_watch_begin(&w->watch, kind, dl);
 }
 
 static void op_end(struct worker *w)
 {
-	atomic_store_explicit(&w->op_start_ns, 0, memory_order_relaxed);
+	st_watch_end(&w->watch);
 	w->ops++;
 }
 
@@ -435,27 +431,14 @@ static void dump_round(void *arg)
 	if (workers == NULL)
 		return;
 	uint64_t now = st_now_ns();
-	for (unsigned i = 0; i < st_ctx.threads; i++) {
-		uint64_t s = atomic_load(&workers[i].op_start_ns);
-		if (s)
-			fprintf(stderr, "  thread %u in %s for %.3f s\n", i,
-				op_names[atomic_load(&workers[i].op_kind)], (double)(now - s) / 1e9);
-	}
+	for (unsigned i = 0; i < st_ctx.threads; i++)
+		st_watch_dump(&workers[i].watch, (int)i, now, op_names);
 }
 
 /* The watchdog's view of one worker: fail if its wait overran. */
 static void check_stall(struct worker *w, uint64_t now, uint64_t stall_ns)
 {
-	uint64_t start = atomic_load_explicit(&w->op_start_ns, memory_order_relaxed);
-	if (start == 0)
-		return;
-	uint64_t dl = atomic_load_explicit(&w->op_deadline_ns, memory_order_relaxed);
-	uint64_t limit = (dl > start ? dl : start) + stall_ns;
-	/* re-read: the worker may have finished and started anew meanwhile */
-	if (now > limit && atomic_load_explicit(&w->op_start_ns, memory_order_relaxed) == start)
-		st_fail("thread %d stuck in %s for %.1f s (deadline %s): lost wakeup?", w->id,
-			op_names[atomic_load(&w->op_kind)], (double)(now - start) / 1e9,
-			dl ? "passed" : "none");
+	st_watch_check(&w->watch, w->id, now, stall_ns, op_names, "lost wakeup?");
 }
 
 /* The model's invariants, checked live on every parked waiter under its

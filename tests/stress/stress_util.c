@@ -92,18 +92,26 @@ void st_fail(const char *fmt, ...)
 		st_dump_waiters(st_ctx.table, 8);
 		fflush(stdout);
 		fflush(stderr);
+		if (st_ctx.cleanup)
+			st_ctx.cleanup();
 		_exit(0);
 	}
 	fprintf(stderr, "FAIL: %s", msg);
-	fprintf(stderr, "\n  reproduce: %s --seed %" PRIu64 "  (round %u: policy %s, "
-		"nbuckets %u, max_steals %u, threads %u)\n",
-		st_ctx.program ? st_ctx.program : "?", st_ctx.seed, st_ctx.round,
-		st_ctx.policy ? st_ctx.policy : "?", st_ctx.nbuckets,
-		st_ctx.max_steals, st_ctx.threads);
+	if (st_ctx.rerun_args)
+		fprintf(stderr, "\n  reproduce: %s --seed %" PRIu64 " %s\n",
+			st_ctx.program ? st_ctx.program : "?", st_ctx.seed, st_ctx.rerun_args);
+	else
+		fprintf(stderr, "\n  reproduce: %s --seed %" PRIu64 "  (round %u: policy %s, "
+			"nbuckets %u, max_steals %u, threads %u)\n",
+			st_ctx.program ? st_ctx.program : "?", st_ctx.seed, st_ctx.round,
+			st_ctx.policy ? st_ctx.policy : "?", st_ctx.nbuckets,
+			st_ctx.max_steals, st_ctx.threads);
 	if (st_ctx.dump_extra)
 		st_ctx.dump_extra(st_ctx.dump_arg);
 	st_dump_waiters(st_ctx.table, 64);
 	fflush(stderr);
+	if (st_ctx.cleanup)
+		st_ctx.cleanup();
 	_exit(1);
 }
 
@@ -202,4 +210,40 @@ void st_poll_pause(void)
 {
 	struct timespec ts = { 0, 2000000 }; /* 2 ms */
 	nanosleep(&ts, NULL);
+}
+
+void st_watch_begin(struct st_watch *w, int kind, const struct timespec *deadline)
+{
+	atomic_store_explicit(&w->deadline_ns, deadline ? st_ts_ns(deadline) : 0,
+			      memory_order_relaxed);
+	atomic_store_explicit(&w->kind, kind, memory_order_relaxed);
+	atomic_store_explicit(&w->start_ns, st_now_ns(), memory_order_relaxed);
+}
+
+void st_watch_end(struct st_watch *w)
+{
+	atomic_store_explicit(&w->start_ns, 0, memory_order_relaxed);
+}
+
+void st_watch_check(const struct st_watch *w, int id, uint64_t now, uint64_t stall_ns,
+		    const char *const names[], const char *hint)
+{
+	uint64_t start = atomic_load_explicit(&w->start_ns, memory_order_relaxed);
+	if (start == 0)
+		return;
+	uint64_t dl = atomic_load_explicit(&w->deadline_ns, memory_order_relaxed);
+	uint64_t limit = (dl > start ? dl : start) + stall_ns;
+	/* re-read: the worker may have finished and started anew meanwhile */
+	if (now > limit && atomic_load_explicit(&w->start_ns, memory_order_relaxed) == start)
+		st_fail("thread %d stuck in %s for %.1f s (deadline %s): %s", id,
+			names[atomic_load(&w->kind)], (double)(now - start) / 1e9,
+			dl ? "passed" : "none", hint);
+}
+
+void st_watch_dump(const struct st_watch *w, int id, uint64_t now, const char *const names[])
+{
+	uint64_t s = atomic_load(&w->start_ns);
+	if (s)
+		fprintf(stderr, "  thread %d in %s for %.3f s\n", id,
+			names[atomic_load(&w->kind)], (double)(now - s) / 1e9);
 }

@@ -76,6 +76,12 @@ struct st_context {
 	/* Self-test (--inject): a failure whose message contains this is the
 	 * expected outcome; st_fail reports it and exits 0. */
 	const char *expected_failure;
+	/* Programs without rounds of table policies (stress_bufpool): when
+	 * set, printed after "--seed S" instead of the round/policy line
+	 * (the other options that reproduce the run). */
+	const char *rerun_args;
+	/* Called last before the exit (e.g. remove the program's files). */
+	void (*cleanup)(void);
 };
 extern struct st_context st_ctx;
 
@@ -105,5 +111,23 @@ void st_parse_options(int argc, char **argv, struct st_options *o);
 
 /* A short pause inside a poll loop (never used as synchronisation). */
 void st_poll_pause(void);
+
+/* What one worker is blocked in, for the main thread's stall watchdog.
+ * The worker writes it (relaxed stores) around each call that may wait;
+ * the watchdog only reads it. */
+struct st_watch {
+	_Atomic uint64_t start_ns;    /* 0: not in a watched call */
+	_Atomic uint64_t deadline_ns; /* 0: no deadline */
+	_Atomic int kind;             /* index into the program's names[] */
+};
+void st_watch_begin(struct st_watch *w, int kind, const struct timespec *deadline);
+void st_watch_end(struct st_watch *w);
+/* st_fail if the watched call of thread id has run past its deadline (or,
+ * without one, its start) by more than stall_ns: "thread ID stuck in
+ * NAME for S s (deadline ...): HINT". */
+void st_watch_check(const struct st_watch *w, int id, uint64_t now, uint64_t stall_ns,
+		    const char *const names[], const char *hint);
+/* Prints "  thread ID in NAME for S s" if thread id is in a watched call. */
+void st_watch_dump(const struct st_watch *w, int id, uint64_t now, const char *const names[]);
 
 #endif
