@@ -11,7 +11,8 @@
  *   bits 20..39  queued exclusive waiters (XW)
  *   bits 40..59  queued shared waiters (SW)
  * Fast paths are one CAS and never touch the wait table: shared when no X
- * is held or queued, exclusive when the word is all zero.  Otherwise the
+ * is held or queued, exclusive when the word is idle: zero apart from
+ * EPOCH, which keeps the value the last reader phase left.  Otherwise the
  * thread parks with fwait_wait on one of two keys of the frame, exclusive
  * waiters on &latch (FWAIT_EXCLUSIVE) and shared waiters on &latch + 1.
  * The ready callback runs under the bucket lock: its first call either
@@ -115,11 +116,20 @@ static bool try_shared(struct bp_frame *f)
 	return false;
 }
 
+/* The latch is free when nothing but EPOCH is set: EPOCH keeps whatever
+ * value the last reader phase left (it is never reset), so "word == 0"
+ * would send every other idle latch down the slow path. */
 static bool try_exclusive(struct bp_frame *f)
 {
-	uint64_t v = 0;
-	return atomic_compare_exchange_strong_explicit(&f->latch, &v, L_X,
-			memory_order_acquire, memory_order_relaxed);
+	uint64_t v = atomic_load_explicit(&f->latch, memory_order_relaxed);
+	while (!(v & ~L_EPOCH)) {
+		/* Acquire on success pairs with the release in the unlatch that
+		 * freed the latch: the holder sees the previous holder's writes. */
+		if (atomic_compare_exchange_weak_explicit(&f->latch, &v, v | L_X,
+				memory_order_acquire, memory_order_relaxed))
+			return true;
+	}
+	return false;
 }
 
 static void lock_shared(struct bp_pool *p, struct bp_frame *f)
