@@ -195,11 +195,21 @@ enum bp_latch_mode {
 	BP_LATCH_EXCLUSIVE = 2,
 };
 
+/* Per frame, at most BP_LATCH_COUNT_MAX (2^20 - 1) shared holders, as many
+ * threads queued for the shared latch and as many queued for the exclusive
+ * one.  A latch call that would go past one of these is refused with
+ * -EAGAIN and changes nothing. */
+#define BP_LATCH_COUNT_MAX 1048575u
+
 /* Latch a pinned frame.  Exclusive also waits until BP_WRITEBACK is clear.
- * Latches are not recursive.  -EINVAL (NULL, bad mode, frame not pinned). */
+ * Latches are not recursive.  -EINVAL (NULL, bad mode, frame not pinned),
+ * -EAGAIN (BP_LATCH_COUNT_MAX shared holders already, for shared with no
+ * exclusive holder or waiter; else BP_LATCH_COUNT_MAX threads already queued
+ * in that mode). */
 int bp_latch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
 /* As bp_latch without sleeping: -EBUSY if it would wait (for exclusive, also
- * while BP_WRITEBACK is set). */
+ * while BP_WRITEBACK is set); for shared, -EAGAIN if the frame already has
+ * BP_LATCH_COUNT_MAX shared holders (and no exclusive holder or waiter). */
 int bp_latch_try(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
 /* -EPERM if the latch is not held in that mode; -EINVAL. */
 int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);

@@ -275,7 +275,9 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 int bp_writer_start(struct bp_pool *p);
 void bp_writer_stop(struct bp_pool *p);
 
-/* Latch helpers for writers (shared, try or wait). */
+/* Latch helpers for writers (shared, try or wait): 0, -EBUSY (try_only and
+ * it would wait) or -EAGAIN (a latch count at BP_LATCH_COUNT_MAX); callers
+ * treat any error as "latch busy". */
 int bp_latch_shared_internal(struct bp_pool *p, struct bp_frame *f, bool try_only);
 void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f);
 

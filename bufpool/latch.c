@@ -3,15 +3,25 @@
  *
  * Design note
  * -----------
- * One 64-bit atomic word per frame (frame.latch):
- *   bits  0..15  shared holders
- *   bit  16      X: held exclusive (or handed to a queued exclusive waiter)
- *   bit  17      HANDOFF: X was handed over and not yet taken by the waiter
- *   bit  18      EPOCH: flips each time the queued readers are admitted
- *   bits 20..39  queued exclusive waiters (XW)
- *   bits 40..59  queued shared waiters (SW)
+ * One 64-bit atomic word per frame (frame.latch); three counts of the same
+ * width C = L_COUNT_BITS (20; a test build narrows it, bufpool/meson.build):
+ *   bits  0..19  shared holders                       (bits 0..C-1)
+ *   bit  20      X: held exclusive (or handed to a queued exclusive waiter)
+ *   bit  21      HANDOFF: X was handed over and not yet taken by the waiter
+ *   bit  22      EPOCH: flips each time the queued readers are admitted
+ *   bits 23..42  queued exclusive waiters (XW)        (bits C+3..2C+2)
+ *   bits 43..62  queued shared waiters (SW)           (bits 2C+3..3C+2)
+ *   bit  63      unused
+ * No count ever carries into the next field: each stops at its maximum
+ * 2^C - 1 (BP_LATCH_COUNT_MAX in bufpool.h).  A latch call that would take
+ * the shared count, XW or SW past it is refused with -EAGAIN and changes
+ * nothing (try_shared and the ready callbacks check before their CAS).
+ * Admission adds SW into the shared field while X is held, when that field
+ * is 0, and SW is no wider than it (asserted below), so it cannot carry
+ * either.
  * Fast paths are one CAS and never touch the wait table: shared when no X
- * is held or queued, exclusive when the word is all zero.  Otherwise the
+ * is held or queued, exclusive when the word is idle: zero apart from
+ * EPOCH, which keeps the value the last reader phase left.  Otherwise the
  * thread parks with fwait_wait on one of two keys of the frame, exclusive
  * waiters on &latch (FWAIT_EXCLUSIVE) and shared waiters on &latch + 1.
  * The ready callback runs under the bucket lock: its first call either
@@ -39,16 +49,29 @@
 
 #include "bufpool/internal.h"
 
-#define L_SHARED_MASK UINT64_C(0xffff)
-#define L_X (UINT64_C(1) << 16)
-#define L_HANDOFF (UINT64_C(1) << 17)
-#define L_EPOCH (UINT64_C(1) << 18)
-#define L_XW_SHIFT 20
+#ifndef BP_LATCH_COUNT_BITS
+#define BP_LATCH_COUNT_BITS 20
+/* The limit bufpool.h documents is the one the default layout has. */
+_Static_assert(((UINT64_C(1) << BP_LATCH_COUNT_BITS) - 1) == BP_LATCH_COUNT_MAX,
+	       "BP_LATCH_COUNT_MAX is 2^BP_LATCH_COUNT_BITS - 1");
+#endif
+#define L_COUNT_BITS BP_LATCH_COUNT_BITS
+_Static_assert(L_COUNT_BITS >= 1 && 3 * L_COUNT_BITS + 3 <= 64,
+	       "three counts and X, HANDOFF, EPOCH fit in the 64-bit latch word");
+
+#define L_COUNT_MAX ((UINT64_C(1) << L_COUNT_BITS) - 1)
+#define L_SHARED_MASK L_COUNT_MAX
+#define L_X (UINT64_C(1) << L_COUNT_BITS)
+#define L_HANDOFF (L_X << 1)
+#define L_EPOCH (L_X << 2)
+#define L_XW_SHIFT (L_COUNT_BITS + 3)
 #define L_XW_ONE (UINT64_C(1) << L_XW_SHIFT)
-#define L_XW_MASK (UINT64_C(0xfffff) << L_XW_SHIFT)
-#define L_SW_SHIFT 40
+#define L_XW_MASK (L_COUNT_MAX << L_XW_SHIFT)
+#define L_SW_SHIFT (L_XW_SHIFT + L_COUNT_BITS)
 #define L_SW_ONE (UINT64_C(1) << L_SW_SHIFT)
-#define L_SW_MASK (UINT64_C(0xfffff) << L_SW_SHIFT)
+#define L_SW_MASK (L_COUNT_MAX << L_SW_SHIFT)
+_Static_assert((L_SW_MASK >> L_SW_SHIFT) <= L_SHARED_MASK,
+	       "admitting every queued reader into an empty shared field cannot carry");
 
 static inline const void *key_x(struct bp_frame *f) { return &f->latch; }
 static inline const void *key_s(struct bp_frame *f) { return (const char *)&f->latch + 1; }
@@ -56,11 +79,14 @@ static inline const void *key_s(struct bp_frame *f) { return (const char *)&f->l
 struct latch_wait {
 	struct bp_frame *f;
 	bool queued;
+	int err;        /* -EAGAIN: refused, a count was at its maximum */
 	uint64_t epoch;
 };
 
 /* Acquire on success pairs with the release in the unlatch that freed or
- * handed over the latch: the holder sees the previous holder's writes. */
+ * handed over the latch: the holder sees the previous holder's writes.
+ * A refusal (w->err, returning true so fwait_wait returns) comes only from
+ * the first call, before the thread is counted anywhere. */
 static bool ready_shared(void *arg)
 {
 	struct latch_wait *w = arg;
@@ -69,9 +95,16 @@ static bool ready_shared(void *arg)
 		return (v & L_EPOCH) != w->epoch;
 	for (;;) {
 		if (!(v & (L_X | L_XW_MASK))) {
+			if ((v & L_SHARED_MASK) == L_COUNT_MAX) {
+				w->err = -EAGAIN;
+				return true;
+			}
 			if (atomic_compare_exchange_weak_explicit(&w->f->latch, &v, v + 1,
 					memory_order_acquire, memory_order_acquire))
 				return true;
+		} else if ((v & L_SW_MASK) == L_SW_MASK) {
+			w->err = -EAGAIN;
+			return true;
 		} else if (atomic_compare_exchange_weak_explicit(&w->f->latch, &v, v + L_SW_ONE,
 				memory_order_acquire, memory_order_acquire)) {
 			w->queued = true;
@@ -96,6 +129,9 @@ static bool ready_exclusive(void *arg)
 			if (atomic_compare_exchange_weak_explicit(&w->f->latch, &v, v | L_X,
 					memory_order_acquire, memory_order_acquire))
 				return true;
+		} else if ((v & L_XW_MASK) == L_XW_MASK) {
+			w->err = -EAGAIN;
+			return true;
 		} else if (atomic_compare_exchange_weak_explicit(&w->f->latch, &v, v + L_XW_ONE,
 				memory_order_acquire, memory_order_acquire)) {
 			w->queued = true;
@@ -104,46 +140,67 @@ static bool ready_exclusive(void *arg)
 	}
 }
 
-static bool try_shared(struct bp_frame *f)
+/* 0 taken, -EBUSY would wait (X held or queued), -EAGAIN the shared count
+ * is at its maximum. */
+static int try_shared(struct bp_frame *f)
 {
 	uint64_t v = atomic_load_explicit(&f->latch, memory_order_relaxed);
-	while (!(v & (L_X | L_XW_MASK)) && (v & L_SHARED_MASK) < L_SHARED_MASK) {
+	while (!(v & (L_X | L_XW_MASK))) {
+		if ((v & L_SHARED_MASK) == L_COUNT_MAX)
+			return -EAGAIN;
+		/* Acquire on success pairs with the release in the unlatch that
+		 * freed the latch: the holder sees the previous holder's writes. */
 		if (atomic_compare_exchange_weak_explicit(&f->latch, &v, v + 1,
+				memory_order_acquire, memory_order_relaxed))
+			return 0;
+	}
+	return -EBUSY;
+}
+
+/* The latch is free when nothing but EPOCH is set: EPOCH keeps whatever
+ * value the last reader phase left (it is never reset), so "word == 0"
+ * would send every other idle latch down the slow path. */
+static bool try_exclusive(struct bp_frame *f)
+{
+	uint64_t v = atomic_load_explicit(&f->latch, memory_order_relaxed);
+	while (!(v & ~L_EPOCH)) {
+		/* Acquire on success pairs with the release in the unlatch that
+		 * freed the latch: the holder sees the previous holder's writes. */
+		if (atomic_compare_exchange_weak_explicit(&f->latch, &v, v | L_X,
 				memory_order_acquire, memory_order_relaxed))
 			return true;
 	}
 	return false;
 }
 
-static bool try_exclusive(struct bp_frame *f)
+/* 0, or -EAGAIN (a count at its maximum; nothing changed).  A full shared
+ * count also goes through ready_shared, which decides under the bucket lock
+ * (X may have been queued meanwhile, and then the thread queues). */
+static int lock_shared(struct bp_pool *p, struct bp_frame *f)
 {
-	uint64_t v = 0;
-	return atomic_compare_exchange_strong_explicit(&f->latch, &v, L_X,
-			memory_order_acquire, memory_order_relaxed);
-}
-
-static void lock_shared(struct bp_pool *p, struct bp_frame *f)
-{
-	if (try_shared(f))
-		return;
-	struct latch_wait w = { f, false, 0 };
+	if (try_shared(f) == 0)
+		return 0;
+	struct latch_wait w = { f, false, 0, 0 };
 	uint64_t t0 = bp_now_ns();
 	fwait_wait(p->wt, key_s(f), 0, ready_shared, &w, NULL);
 	if (w.queued)
 		bp_account_wait(p, f, atomic_load_explicit(&f->pageno, memory_order_relaxed),
 				BP_H_LATCH_S, bp_now_ns() - t0);
+	return w.err;
 }
 
-static void lock_exclusive(struct bp_pool *p, struct bp_frame *f)
+/* 0, or -EAGAIN (XW at its maximum; nothing changed). */
+static int lock_exclusive(struct bp_pool *p, struct bp_frame *f)
 {
 	if (try_exclusive(f))
-		return;
-	struct latch_wait w = { f, false, 0 };
+		return 0;
+	struct latch_wait w = { f, false, 0, 0 };
 	uint64_t t0 = bp_now_ns();
 	fwait_wait(p->wt, key_x(f), FWAIT_EXCLUSIVE, ready_exclusive, &w, NULL);
 	if (w.queued)
 		bp_account_wait(p, f, atomic_load_explicit(&f->pageno, memory_order_relaxed),
 				BP_H_LATCH_X, bp_now_ns() - t0);
+	return w.err;
 }
 
 static int unlock_shared(struct bp_pool *p, struct bp_frame *f)
@@ -175,6 +232,8 @@ static int unlock_exclusive(struct bp_pool *p, struct bp_frame *f)
 		if (!(v & L_X) || (v & L_HANDOFF))
 			return -EPERM;
 		if (v & L_SW_MASK) {
+			/* X is held, so the shared field is 0; readers <= L_COUNT_MAX
+			 * (static assert above): the sum stays in the field. */
 			uint64_t readers = (v & L_SW_MASK) >> L_SW_SHIFT;
 			nv = ((v & ~(L_X | L_SW_MASK)) + readers) ^ L_EPOCH;
 			wake = 1;
@@ -220,12 +279,12 @@ int bp_latch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mo
 	int r = check_args(pool, frame, mode);
 	if (r < 0)
 		return r;
-	if (mode == BP_LATCH_SHARED) {
-		lock_shared(pool, frame);
-	} else {
-		lock_exclusive(pool, frame);
-		wait_no_writeback(pool, frame);
-	}
+	if (mode == BP_LATCH_SHARED)
+		return lock_shared(pool, frame);
+	r = lock_exclusive(pool, frame);
+	if (r < 0)
+		return r;
+	wait_no_writeback(pool, frame);
 	return 0;
 }
 
@@ -235,7 +294,7 @@ int bp_latch_try(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mod
 	if (r < 0)
 		return r;
 	if (mode == BP_LATCH_SHARED)
-		return try_shared(frame) ? 0 : -EBUSY;
+		return try_shared(frame);
 	if (!try_exclusive(frame))
 		return -EBUSY;
 	/* acquire: as in wait_no_writeback. */
@@ -260,9 +319,8 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
 int bp_latch_shared_internal(struct bp_pool *p, struct bp_frame *f, bool try_only)
 {
 	if (try_only)
-		return try_shared(f) ? 0 : -EBUSY;
-	lock_shared(p, f);
-	return 0;
+		return try_shared(f);
+	return lock_shared(p, f);
 }
 
 void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f)

@@ -97,3 +97,23 @@ uint32_t bt_flags_of(struct bp_pool *pool, uint64_t pageno)
 	bp_frames_walk(pool, flags_fn, &a);
 	return a.flags;
 }
+
+struct frame_arg {
+	uint64_t pageno;
+	struct bp_frame_info *out;
+};
+
+static int frame_fn(const struct bp_frame_info *info, void *arg)
+{
+	struct frame_arg *a = arg;
+	if (info->pageno != a->pageno)
+		return 0;
+	*a->out = *info;
+	return 1;
+}
+
+bool bt_frame_of(struct bp_pool *pool, uint64_t pageno, struct bp_frame_info *out)
+{
+	struct frame_arg a = { pageno, out };
+	return bp_frames_walk(pool, frame_fn, &a) == 1;
+}

@@ -49,5 +49,8 @@ bool bt_check(const void *page, uint32_t size, uint64_t pageno, uint64_t version
 
 /* Flags of the frame currently holding pageno (UINT32_MAX if none). */
 uint32_t bt_flags_of(struct bp_pool *pool, uint64_t pageno);
+/* Snapshot of the frame currently holding pageno (its latch holders and
+ * waiters among the rest); false if none does. */
+bool bt_frame_of(struct bp_pool *pool, uint64_t pageno, struct bp_frame_info *out);
 
 #endif

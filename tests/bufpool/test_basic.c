@@ -283,8 +283,27 @@ START_TEST(holes_read_as_zeros)
 }
 END_TEST
 
+struct reader_arg {
+	struct bp_pool *pool;
+	struct bp_frame *frame;
+	int rc;
+};
+
+static void *shared_reader(void *arg)
+{
+	struct reader_arg *a = arg;
+	a->rc = bp_latch(a->pool, a->frame, BP_LATCH_SHARED);
+	if (a->rc == 0)
+		a->rc = bp_unlatch(a->pool, a->frame, BP_LATCH_SHARED);
+	return NULL;
+}
+
 /* The uncontended hit path (get, shared latch, unlatch, release) and the
- * exclusive latch path never touch the fwait table. */
+ * exclusive latch path never touch the fwait table: no bucket lock is taken
+ * (slow_waits, slow_wakes), nobody sleeps.  It runs after one reader phase
+ * (a reader queued behind an exclusive holder and admitted by its release),
+ * which leaves the latch's EPOCH bit set: an idle latch is idle whatever
+ * EPOCH is. */
 START_TEST(hit_path_skips_the_wait_table)
 {
 	struct bp_config c = bt_config(&dir, 8, false);
@@ -293,6 +312,14 @@ START_TEST(hit_path_skips_the_wait_table)
 	uint64_t pg;
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
+	struct reader_arg r = { p, f, -1 };
+	pthread_t tid;
+	th_spawn(&tid, shared_reader, &r);
+	ck_assert_msg(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS), "reader never parked");
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
+	th_join_all(&tid, 1, BT_DEADLINE_MS, "reader", bp_fwait_table(p));
+	ck_assert_int_eq(r.rc, 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	ck_assert_int_eq(bp_stats_reset(p), 0);
 	for (unsigned i = 0; i < 1000; i++) {
@@ -306,6 +333,7 @@ START_TEST(hit_path_skips_the_wait_table)
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.hits, 1000);
 	ck_assert_uint_eq(s.reads + s.misses, 0);
+	ck_assert_uint_eq(s.fwait.slow_waits, 0);
 	ck_assert_uint_eq(s.fwait.waits, 0);
 	ck_assert_uint_eq(s.fwait.slow_wakes, 0);
 	ck_assert_uint_eq(s.fwait.wakeups, 0);

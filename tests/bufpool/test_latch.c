@@ -230,6 +230,102 @@ START_TEST(readers_do_not_barge_past_writer)
 }
 END_TEST
 
+/* One reader phase: X held, a reader queued behind it, X released admits
+ * it (EPOCH flips).  Returns when the reader has come and gone. */
+static void reader_phase(struct order *o)
+{
+	struct fwait_table *t = bp_fwait_table(o->pool);
+	ck_assert_int_eq(bp_latch(o->pool, o->frame, BP_LATCH_EXCLUSIVE), 0);
+	struct order_thread r = { o, BP_LATCH_SHARED, 0, -1, 0 };
+	th_spawn(&r.tid, order_worker, &r);
+	ck_assert_msg(th_wait_parked(t, 1, BT_DEADLINE_MS), "reader never parked");
+	ck_assert_int_eq(bp_unlatch(o->pool, o->frame, BP_LATCH_EXCLUSIVE), 0);
+	th_join_all(&r.tid, 1, BT_DEADLINE_MS, "reader", t);
+	ck_assert_int_eq(r.rc, 0);
+}
+
+/* After any number of reader phases (odd ones leave EPOCH set) an idle
+ * latch is taken exclusive by the fast path: bp_latch_try succeeds and an
+ * uncontended bp_latch/bp_unlatch takes no bucket lock. */
+START_TEST(idle_latch_after_reader_phases_takes_fast_path)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct order o;
+	memset(&o, 0, sizeof(o));
+	ck_assert_int_eq(bp_open(&o.pool, &c), 0);
+	uint64_t pg;
+	ck_assert_int_eq(bp_new_page(o.pool, &pg, &o.frame), 0);
+	for (unsigned phase = 1; phase <= 3; phase++) {
+		reader_phase(&o);
+		ck_assert_int_eq(bp_stats_reset(o.pool), 0);
+		ck_assert_msg(bp_latch_try(o.pool, o.frame, BP_LATCH_EXCLUSIVE) == 0,
+			      "idle latch refused bp_latch_try(EXCLUSIVE) after %u reader phases",
+			      phase);
+		ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
+		ck_assert_int_eq(bp_latch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
+		ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
+		struct bp_stats s;
+		ck_assert_int_eq(bp_stats_get(o.pool, &s), 0);
+		ck_assert_msg(s.fwait.slow_waits == 0,
+			      "uncontended exclusive latch took a bucket lock %llu times after "
+			      "%u reader phases", (unsigned long long)s.fwait.slow_waits, phase);
+		ck_assert_uint_eq(s.fwait.waits + s.fwait.slow_wakes, 0);
+		ck_assert_uint_eq(s.latch_exclusive_wait.count, 0);
+	}
+	ck_assert_int_eq(bp_release(o.pool, o.frame), 0);
+	ck_assert_int_eq(bp_close(o.pool), 0);
+}
+END_TEST
+
+/* One thread takes BP_LATCH_COUNT_MAX shared latches of one frame: all
+ * are granted, the count never carries into the exclusive bit, and the next
+ * one is refused with -EAGAIN (bp_latch and bp_latch_try alike) without
+ * changing anything.  The loop checks only now and then (and around 2^16,
+ * where the old 16-bit count carried), so it stays a CAS loop. */
+START_TEST(shared_count_saturates_at_the_limit)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	uint64_t pg;
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+	const uint32_t max = BP_LATCH_COUNT_MAX;
+	struct bp_frame_info fi;
+	for (uint32_t i = 1; i <= max; i++) {
+		int rc = bp_latch(p, f, BP_LATCH_SHARED);
+		if (rc != 0)
+			ck_abort_msg("shared latch %u of %u: %d", i, max, rc);
+		if ((i & 0xfff) == 0 || (i >= 0xfffe && i <= 0x10002) || i == max) {
+			if (!bt_frame_of(p, pg, &fi))
+				ck_abort_msg("page %llu not resident", (unsigned long long)pg);
+			if (fi.latch_shared != i || fi.latch_exclusive || fi.latch_waiters)
+				ck_abort_msg("after %u shared latches: shared %u, exclusive %d, "
+					     "waiters %u", i, fi.latch_shared, fi.latch_exclusive,
+					     fi.latch_waiters);
+		}
+	}
+	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_SHARED), -EAGAIN);
+	ck_assert_int_eq(bp_latch_try(p, f, BP_LATCH_SHARED), -EAGAIN);
+	ck_assert_int_eq(bp_latch_try(p, f, BP_LATCH_EXCLUSIVE), -EBUSY);
+	ck_assert(bt_frame_of(p, pg, &fi));
+	ck_assert_uint_eq(fi.latch_shared, max);
+	ck_assert(!fi.latch_exclusive);
+	ck_assert_uint_eq(fi.latch_waiters, 0);
+	ck_assert_uint_eq(th_parked(bp_fwait_table(p)), 0);
+	for (uint32_t i = 1; i <= max; i++) {
+		int rc = bp_unlatch(p, f, BP_LATCH_SHARED);
+		if (rc != 0)
+			ck_abort_msg("shared unlatch %u of %u: %d", i, max, rc);
+	}
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_SHARED), -EPERM);
+	ck_assert_int_eq(bp_latch_try(p, f, BP_LATCH_EXCLUSIVE), 0);
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bufpool latch");
@@ -241,6 +337,8 @@ static Suite *suite(void)
 	tcase_add_loop_test(tc, exclusion_each_policy, 0, FWAIT_POLICY_COUNT);
 	tcase_add_test(tc, fifo_handover_and_reader_phase);
 	tcase_add_test(tc, readers_do_not_barge_past_writer);
+	tcase_add_test(tc, idle_latch_after_reader_phases_takes_fast_path);
+	tcase_add_test(tc, shared_count_saturates_at_the_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
