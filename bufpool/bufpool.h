@@ -158,8 +158,12 @@ int bp_discard(struct bp_pool *pool);
 int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 	   struct bp_frame **frame);
 /* As bp_get, but when no frame can be freed, wait for an unpin until
- * deadline (NULL: wait forever) before returning -EBUSY.  A deadline with
- * tv_nsec outside [0, 1e9) or a negative tv_sec gives -EINVAL. */
+ * deadline (NULL: wait forever) before returning -EBUSY.  The deadline
+ * bounds the whole search for a frame, waits for frames busy with I/O (a
+ * read or write-back in flight) included: once it has passed, -EBUSY (a
+ * free frame is still taken with a deadline already passed).  Once a frame
+ * holds the page, waiting for its read is not bounded by it.  A deadline
+ * with tv_nsec outside [0, 1e9) or a negative tv_sec gives -EINVAL. */
 int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 		 const struct timespec *deadline, struct bp_frame **frame);
 /* Append a new zero-filled page: *pageno = the old page count; the page is
