@@ -209,9 +209,13 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
  * writes it again.  Pages dirtied concurrently may or may not be included.
  * Do not call it while holding a latch. */
 int bp_flush(struct bp_pool *pool);
-/* Evict one page (written back first if dirty).  0; -ENOENT (not resident);
- * -EBUSY (pinned, latched or being read); the write error if its write
- * failed (the page then stays resident and dirty). */
+/* Evict one page (written back first if dirty).  Never waits for a content
+ * latch: a page latched by anyone, the caller included (or with threads
+ * queued on its latch), gives -EBUSY at once and is not written.  A
+ * write-back already in flight is waited for.  0; -ENOENT (not resident);
+ * -EBUSY (pinned, latched or being read; a dirty page pinned by others but
+ * not latched is written back first); the write error if its write failed
+ * (the page then stays resident and dirty). */
 int bp_evict_page(struct bp_pool *pool, uint64_t pageno);
 /* Evict every unpinned page, writing dirty ones back first.  Returns the
  * number evicted (>= 0) or the first write error. */

@@ -238,6 +238,9 @@ bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
 
 /* latch.c */
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);
+/* No shared holder, no exclusive holder (or hand-over), no queued waiter
+ * (relaxed load: a hint; what excludes is taking the latch). */
+bool bp_latch_idle(const struct bp_frame *f);
 
 /* io.c */
 int bp_io_start(struct bp_pool *p);

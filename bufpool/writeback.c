@@ -21,6 +21,11 @@
  * Write errors: the completion re-marks the page DIRTY and records the
  * first error in pool.write_err; bp_flush returns and resets it.
  *
+ * bp_evict_page never waits for a content latch (its caller may hold it):
+ * a latched page is -EBUSY, and the shared latch for its write-back is
+ * only tried.  It waits only for write-back, which is I/O and ends by
+ * itself.
+ *
  * Guards: writer.lock protects writer.stop (the condvar paces the loop).
  */
 #include <errno.h>
@@ -122,11 +127,27 @@ int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
 		bp_unpin(pool, f);
 		return -EBUSY;
 	}
-	/* A dirty page is written (and waited for) before it can go. */
+	/* Never wait for a latch: a holder may be the caller itself (an
+	 * exclusive one would deadlock us) or keep it for as long as it
+	 * likes.  A latched page is busy, dirty or not. */
+	if (!bp_latch_idle(f)) {
+		bp_unpin(pool, f);
+		return -EBUSY;
+	}
+	/* A write-back in flight is I/O: it ends by itself, wait for it. */
 	bp_wait_writeback(pool, f, NULL);
+	/* A dirty page is written (and waited for) before it can go; the
+	 * shared latch for that is only tried, for the same reason. */
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) {
-		bp_start_writeback(pool, f, BP_WB_WAIT);
+		int started = bp_start_writeback(pool, f, BP_WB_TRY);
 		bp_wait_writeback(pool, f, NULL);
+		/* Not started and still dirty: the latch was taken since the
+		 * idle check (or another writer's write failed; its error is
+		 * left for bp_flush).  Acquire as below. */
+		if (!started && (atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_DIRTY)) {
+			bp_unpin(pool, f);
+			return -EBUSY;
+		}
 	}
 	/* Acquire pairs with the completion's release clear of WRITEBACK,
 	 * ordered after its DIRTY re-set and write_err store. */
