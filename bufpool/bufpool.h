@@ -128,12 +128,15 @@ struct bp_frame; /* opaque; valid while pinned */
 int bp_open(struct bp_pool **out, const struct bp_config *cfg);
 
 /* Write back every dirty page, wait for it, fsync, stop the threads, free
- * everything.  The pool is freed if and only if bp_close returns 0.  On the
- * first write or fsync error it returns that error and leaves the pool open
- * and usable (a page that could not be written stays dirty: nothing is
- * dropped silently), so the caller can retry bp_close once the cause is
- * fixed, or give up with bp_discard.  -EBUSY (changes nothing) if a page is
- * still pinned; -EINVAL for NULL. */
+ * everything.  The pool is freed if and only if bp_close returns 0.  On an
+ * error it returns what bp_flush would (the first write error since the
+ * previous flush, even one whose page has since been written, else the
+ * fsync error), prints on stderr which of these it was (a write-back that
+ * left pages dirty, one that failed earlier and was written since, or
+ * fsync), and leaves the pool open and usable (a page that could not be
+ * written stays dirty: nothing is dropped silently), so the caller can
+ * retry bp_close once the cause is fixed, or give up with bp_discard.
+ * -EBUSY (changes nothing) if a page is still pinned; -EINVAL for NULL. */
 int bp_close(struct bp_pool *pool);
 /* Free the pool without writing anything back: dirty pages are lost.  For a
  * caller giving up after bp_close failed.  0, -EBUSY (a page is pinned),

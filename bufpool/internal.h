@@ -265,6 +265,10 @@ enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
 /* Start write-back of f if dirty: 1 started, 0 nothing to do / latch busy. */
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode);
 void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
+/* bp_flush of a valid pool with its two outcomes apart: returns the first
+ * write error since the previous flush (negative errno, or 0; the page may
+ * have been written since), *fsync_err the fsync's (0 or negative). */
+int bp_flush_errors(struct bp_pool *p, int *fsync_err);
 int bp_writer_start(struct bp_pool *p);
 void bp_writer_stop(struct bp_pool *p);
 

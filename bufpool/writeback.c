@@ -19,7 +19,10 @@
  * loops until the bit is seen clear (it may be set again meanwhile).
  *
  * Write errors: the completion re-marks the page DIRTY and records the
- * first error in pool.write_err; bp_flush returns and resets it.
+ * first error in pool.write_err; bp_flush (through bp_flush_errors, which
+ * keeps it apart from the fsync error for bp_close's report) returns and
+ * resets it, as does bp_evict_page when its own write failed.  So a write
+ * error is reported once, possibly after the page was written again.
  *
  * bp_evict_page never waits for a content latch (its caller may hold it):
  * a latched page is -EBUSY, and the shared latch for its write-back is
@@ -93,10 +96,9 @@ static void wait_all_writeback(struct bp_pool *p)
 		bp_wait_writeback(p, &p->frames[i], NULL);
 }
 
-int bp_flush(struct bp_pool *pool)
+int bp_flush_errors(struct bp_pool *pool, int *fsync_err)
 {
-	if (!pool)
-		return -EINVAL;
+	*fsync_err = 0;
 	if (pool->flags & BP_OPEN_READONLY)
 		return 0;
 	/* Writes already in flight may fail and leave pages dirty again:
@@ -108,10 +110,17 @@ int bp_flush(struct bp_pool *pool)
 	/* The completions' write_err stores happen before their
 	 * fwait_bit_clear, which our bit waits observed. */
 	int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
-	int ferr = bp_io_fsync(pool);
-	if (err)
-		return -err;
-	return ferr;
+	*fsync_err = bp_io_fsync(pool);
+	return -err;
+}
+
+int bp_flush(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	int ferr;
+	int werr = bp_flush_errors(pool, &ferr);
+	return werr ? werr : ferr;
 }
 
 int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
