@@ -133,12 +133,15 @@ struct bp_frame; /* opaque; valid while pinned */
 int bp_open(struct bp_pool **out, const struct bp_config *cfg);
 
 /* Write back every dirty page, wait for it, fsync, stop the threads, free
- * everything.  The pool is freed if and only if bp_close returns 0.  On the
- * first write or fsync error it returns that error and leaves the pool open
- * and usable (a page that could not be written stays dirty: nothing is
- * dropped silently), so the caller can retry bp_close once the cause is
- * fixed, or give up with bp_discard.  -EBUSY (changes nothing) if a page is
- * still pinned; -EINVAL for NULL. */
+ * everything.  The pool is freed if and only if bp_close returns 0.  On an
+ * error it returns what bp_flush would (the first write error since the
+ * previous flush, even one whose page has since been written, else the
+ * fsync error), prints on stderr which of these it was (a write-back that
+ * left pages dirty, one that failed earlier and was written since, or
+ * fsync), and leaves the pool open and usable (a page that could not be
+ * written stays dirty: nothing is dropped silently), so the caller can
+ * retry bp_close once the cause is fixed, or give up with bp_discard.
+ * -EBUSY (changes nothing) if a page is still pinned; -EINVAL for NULL. */
 int bp_close(struct bp_pool *pool);
 /* Free the pool without writing anything back: dirty pages are lost.  For a
  * caller giving up after bp_close failed.  0, -EBUSY (a page is pinned),
@@ -163,8 +166,12 @@ int bp_discard(struct bp_pool *pool);
 int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 	   struct bp_frame **frame);
 /* As bp_get, but when no frame can be freed, wait for an unpin until
- * deadline (NULL: wait forever) before returning -EBUSY.  A deadline with
- * tv_nsec outside [0, 1e9) or a negative tv_sec gives -EINVAL. */
+ * deadline (NULL: wait forever) before returning -EBUSY.  The deadline
+ * bounds the whole search for a frame, waits for frames busy with I/O (a
+ * read or write-back in flight) included: once it has passed, -EBUSY (a
+ * free frame is still taken with a deadline already passed).  Once a frame
+ * holds the page, waiting for its read is not bounded by it.  A deadline
+ * with tv_nsec outside [0, 1e9) or a negative tv_sec gives -EINVAL. */
 int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 		 const struct timespec *deadline, struct bp_frame **frame);
 /* Append a new zero-filled page: *pageno = the old page count; the page is
@@ -223,9 +230,13 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
  * writes it again.  Pages dirtied concurrently may or may not be included.
  * Do not call it while holding a latch. */
 int bp_flush(struct bp_pool *pool);
-/* Evict one page (written back first if dirty).  0; -ENOENT (not resident);
- * -EBUSY (pinned, latched or being read); the write error if its write
- * failed (the page then stays resident and dirty). */
+/* Evict one page (written back first if dirty).  Never waits for a content
+ * latch: a page latched by anyone, the caller included (or with threads
+ * queued on its latch), gives -EBUSY at once and is not written.  A
+ * write-back already in flight is waited for.  0; -ENOENT (not resident);
+ * -EBUSY (pinned, latched or being read; a dirty page pinned by others but
+ * not latched is written back first); the write error if its write failed
+ * (the page then stays resident and dirty). */
 int bp_evict_page(struct bp_pool *pool, uint64_t pageno);
 /* Evict every unpinned page, writing dirty ones back first.  Returns the
  * number evicted (>= 0) or the first write error. */

@@ -15,7 +15,14 @@
  * later pass once clean.  If two sweeps find nothing the caller waits for a
  * write-back or read in flight, or (BP_CLAIM_WAIT_UNPIN) for an unpin, and
  * returns -EBUSY when every frame is pinned; it never deadlocks because it
- * holds no lock while waiting and every wait has a deadline.  Frames
+ * holds no lock while waiting and every wait has a deadline.  One wait for
+ * a busy frame lasts at most TRANSIENT_WAIT_NS, or until the caller's
+ * deadline if that is sooner, and each round after the first begins by
+ * checking the deadline, so a caller's deadline bounds the whole claim
+ * (one sweep past it at most).  Without a deadline (bp_get) the claim is
+ * bounded by CLOCK_MAX_ROUNDS rounds of at most TRANSIENT_WAIT_NS each;
+ * bp_get_timed with a NULL deadline restarts that count after each unpin,
+ * so it waits for unpins without bound.  Frames
  * pinned but LOCKED (claimed by a concurrent miss, or being read) are not
  * "pinned by users": the sweep waits for their LOCKED to clear and retries,
  * so many concurrent misses on one page with few frames do not give -EBUSY.
@@ -139,11 +146,34 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 	return r == -ETIMEDOUT ? -EBUSY : r; /* any other error ends the wait too */
 }
 
+static uint64_t timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+/* The bound of one wait for a busy frame: TRANSIENT_WAIT_NS from now, or
+ * the caller's deadline if that comes first. */
+static struct timespec transient_deadline(const struct timespec *deadline)
+{
+	struct timespec d = fwait_deadline_after_ns(TRANSIENT_WAIT_NS);
+	if (deadline && timespec_ns(deadline) < timespec_ns(&d))
+		d = *deadline;
+	return d;
+}
+
 int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 		   const struct timespec *deadline, struct bp_frame **out)
 {
 	int sweeps = mode == BP_CLAIM_NOWAIT ? 1 : 2;
 	for (int round = 0; round < CLOCK_MAX_ROUNDS; round++) {
+		/* Every round but the very first starts here with the
+		 * deadline: after a wait for a busy frame, and after an unpin
+		 * restarted the count (round = 0 below), so neither transient
+		 * waits nor unpins that others keep winning can carry the call
+		 * past it.  The first sweep always runs: a free frame is taken
+		 * even with a deadline already passed. */
+		if (deadline && round != 0 && bp_now_ns() >= timespec_ns(deadline))
+			return -EBUSY;
 		struct bp_frame *wb = NULL, *transient = NULL;
 		for (uint64_t i = 0; i < (uint64_t)sweeps * p->nframes; i++) {
 			uint64_t h = atomic_fetch_add_explicit(&p->clock_hand, 1, memory_order_relaxed);
@@ -189,10 +219,12 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 				break;
 			if (wait_for_unpin(p, deadline) < 0)
 				break;
-			round = 0; /* progress was made: start over */
+			/* Progress was made: start over.  The loop increment
+			 * makes it 1, so the next round checks the deadline. */
+			round = 0;
 			continue;
 		}
-		struct timespec d = fwait_deadline_after_ns(TRANSIENT_WAIT_NS);
+		struct timespec d = transient_deadline(deadline);
 		if (wb) {
 			bp_wait_writeback(p, wb, &d);
 		} else if (transient) {

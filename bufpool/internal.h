@@ -245,9 +245,10 @@ void bp_unpin(struct bp_pool *p, struct bp_frame *f);
 bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
 
 /* latch.c */
-/* Predicate: no holder and no queued waiter (the phase bit aside). */
-bool bp_latch_idle(const struct bp_frame *f);
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);
+/* Predicate: no shared holder, no exclusive holder (or hand-over), no
+ * queued waiter; EPOCH aside (relaxed load: see latch.c). */
+bool bp_latch_idle(const struct bp_frame *f);
 
 /* io.c */
 int bp_io_start(struct bp_pool *p);
@@ -272,6 +273,10 @@ enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
 /* Start write-back of f if dirty: 1 started, 0 nothing to do / latch busy. */
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode);
 void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
+/* bp_flush of a valid pool with its two outcomes apart: returns the first
+ * write error since the previous flush (negative errno, or 0; the page may
+ * have been written since), *fsync_err the fsync's (0 or negative). */
+int bp_flush_errors(struct bp_pool *p, int *fsync_err);
 int bp_writer_start(struct bp_pool *p);
 void bp_writer_stop(struct bp_pool *p);
 

@@ -328,11 +328,18 @@ void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f)
 	unlock_shared(p, f);
 }
 
+/* Every field of the word that says someone holds or waits for the latch;
+ * EPOCH (and unused bits) are not among them: an idle latch may have
+ * EPOCH set. */
+#define L_BUSY_MASK (L_SHARED_MASK | L_X | L_HANDOFF | L_XW_MASK | L_SW_MASK)
+
 bool bp_latch_idle(const struct bp_frame *f)
 {
-	/* Relaxed: callers decide under their own exclusion (the partition
-	 * write lock and a zero pin count, in bp_try_evict). */
-	return !(atomic_load_explicit(&f->latch, memory_order_relaxed) & ~L_EPOCH);
+	/* Relaxed: a hint for bp_evict_page (which then only tries the
+	 * latch), and exact enough for bp_try_evict, which asks under the
+	 * partition write lock with the pin count about to be checked zero:
+	 * no legitimate holder or waiter can then exist (each holds a pin). */
+	return !(atomic_load_explicit(&f->latch, memory_order_relaxed) & L_BUSY_MASK);
 }
 
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters)

@@ -273,6 +273,29 @@ static int quiesce(struct bp_pool *pool)
 	return 0;
 }
 
+/* The text of bp_close's report when its flush failed: the one place it is
+ * worded (a log callback is to carry it instead of stderr).  write_err is
+ * the first write error since the previous flush, which may be stale (the
+ * page written again since: then nothing is dirty), fsync_err the fsync's;
+ * both negative errno or 0, at least one non-zero. */
+static void close_failure_text(char *buf, size_t len, int write_err, int fsync_err, bool dirty)
+{
+	char fsync_too[96] = "";
+	if (write_err && fsync_err)
+		snprintf(fsync_too, sizeof(fsync_too), "; fsync failed too (%s)",
+			 strerror(-fsync_err));
+	if (write_err && dirty)
+		snprintf(buf, len, "bufpool: bp_close: a write-back failed (%s)%s; "
+			 "pool left open (dirty pages kept)", strerror(-write_err), fsync_too);
+	else if (write_err)
+		snprintf(buf, len, "bufpool: bp_close: a write-back failed earlier (%s); "
+			 "the page has since been written%s; pool left open",
+			 strerror(-write_err), fsync_too);
+	else
+		snprintf(buf, len, "bufpool: bp_close: fsync failed (%s); pool left open%s",
+			 strerror(-fsync_err), dirty ? " (dirty pages kept)" : "");
+}
+
 int bp_close(struct bp_pool *pool)
 {
 	if (!pool)
@@ -280,13 +303,17 @@ int bp_close(struct bp_pool *pool)
 	int r = quiesce(pool);
 	if (r < 0)
 		return r;
-	r = bp_flush(pool);
+	int fsync_err;
+	int write_err = bp_flush_errors(pool, &fsync_err);
+	r = write_err ? write_err : fsync_err;
 	if (r < 0) {
 		/* Freeing now could lose pages the file does not have, or hide
-		 * a failed fsync: keep the pool, so the caller can retry once
-		 * the cause is fixed, or give up explicitly with bp_discard. */
-		fprintf(stderr, "bufpool: bp_close: %s; pool left open (%s)\n", strerror(-r),
-			any_dirty(pool) ? "dirty pages kept" : "fsync failed");
+		 * a failed write or fsync: keep the pool, so the caller can
+		 * retry once the cause is fixed, or give up explicitly with
+		 * bp_discard. */
+		char msg[256];
+		close_failure_text(msg, sizeof(msg), write_err, fsync_err, any_dirty(pool));
+		fprintf(stderr, "%s\n", msg);
 		bp_writer_start(pool);
 		return r;
 	}

@@ -19,7 +19,15 @@
  * loops until the bit is seen clear (it may be set again meanwhile).
  *
  * Write errors: the completion re-marks the page DIRTY and records the
- * first error in pool.write_err; bp_flush returns and resets it.
+ * first error in pool.write_err; bp_flush (through bp_flush_errors, which
+ * keeps it apart from the fsync error for bp_close's report) returns and
+ * resets it, as does bp_evict_page when its own write failed.  So a write
+ * error is reported once, possibly after the page was written again.
+ *
+ * bp_evict_page never waits for a content latch (its caller may hold it):
+ * a latched page is -EBUSY, and the shared latch for its write-back is
+ * only tried.  It waits only for write-back, which is I/O and ends by
+ * itself.
  *
  * Guards: writer.lock protects writer.stop (the condvar paces the loop).
  */
@@ -92,10 +100,9 @@ static void wait_all_writeback(struct bp_pool *p)
 		bp_wait_writeback(p, &p->frames[i], NULL);
 }
 
-int bp_flush(struct bp_pool *pool)
+int bp_flush_errors(struct bp_pool *pool, int *fsync_err)
 {
-	if (!pool)
-		return -EINVAL;
+	*fsync_err = 0;
 	if (pool->flags & BP_OPEN_READONLY)
 		return 0;
 	/* Writes already in flight may fail and leave pages dirty again:
@@ -107,10 +114,17 @@ int bp_flush(struct bp_pool *pool)
 	/* The completions' write_err stores happen before their
 	 * fwait_bit_clear, which our bit waits observed. */
 	int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
-	int ferr = bp_io_fsync(pool);
-	if (err)
-		return -err;
-	return ferr;
+	*fsync_err = bp_io_fsync(pool);
+	return -err;
+}
+
+int bp_flush(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	int ferr;
+	int werr = bp_flush_errors(pool, &ferr);
+	return werr ? werr : ferr;
 }
 
 int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
@@ -127,11 +141,27 @@ int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
 		bp_unpin(pool, f);
 		return -EBUSY;
 	}
-	/* A dirty page is written (and waited for) before it can go. */
+	/* Never wait for a latch: a holder may be the caller itself (an
+	 * exclusive one would deadlock us) or keep it for as long as it
+	 * likes.  A latched page is busy, dirty or not. */
+	if (!bp_latch_idle(f)) {
+		bp_unpin(pool, f);
+		return -EBUSY;
+	}
+	/* A write-back in flight is I/O: it ends by itself, wait for it. */
 	bp_wait_writeback(pool, f, NULL);
+	/* A dirty page is written (and waited for) before it can go; the
+	 * shared latch for that is only tried, for the same reason. */
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) {
-		bp_start_writeback(pool, f, BP_WB_WAIT);
+		int started = bp_start_writeback(pool, f, BP_WB_TRY);
 		bp_wait_writeback(pool, f, NULL);
+		/* Not started and still dirty: the latch was taken since the
+		 * idle check (or another writer's write failed; its error is
+		 * left for bp_flush).  Acquire as below. */
+		if (!started && (atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_DIRTY)) {
+			bp_unpin(pool, f);
+			return -EBUSY;
+		}
 	}
 	/* Acquire pairs with the completion's release clear of WRITEBACK,
 	 * ordered after its DIRTY re-set and write_err store. */

@@ -1,7 +1,8 @@
 /*
  * test_evict.c - bufpool eviction: a page evicted while dirty comes back
  * with its data (through bp_evict_page and through clock pressure from a
- * tiny pool, under many threads), bp_evict_all, frame introspection.
+ * tiny pool, under many threads), bp_evict_all, frame introspection, and
+ * bp_evict_page on a latched page returning -EBUSY instead of waiting.
  */
 #include <check.h>
 #include <errno.h>
@@ -221,6 +222,136 @@ START_TEST(hottest_frame_is_the_waited_one)
 }
 END_TEST
 
+/* ---- eviction never waits for a latch ---- */
+
+struct x_holder {
+	struct bp_pool *pool;
+	uint64_t pageno;
+	atomic_bool latched;       /* set by the holder once it holds X */
+	atomic_bool evict_returned;/* set by main once bp_evict_page returned */
+	bool saw_return;           /* holder: main's evict returned while we held X */
+	int rc;
+};
+
+static bool evict_returned(void *arg)
+{
+	return atomic_load(&((struct x_holder *)arg)->evict_returned);
+}
+
+/* Holds page pageno exclusive until main's bp_evict_page has returned, or
+ * gives up after 3 s (so code that blocks the evict shows as a failed
+ * assertion, not a hang). */
+static void *x_holder_fn(void *arg)
+{
+	struct x_holder *h = arg;
+	struct bp_frame *f;
+	h->rc = bp_get(h->pool, h->pageno, 0, &f);
+	if (h->rc == 0)
+		h->rc = bp_latch(h->pool, f, BP_LATCH_EXCLUSIVE);
+	atomic_store(&h->latched, true);
+	if (h->rc != 0)
+		return NULL;
+	h->saw_return = th_poll(evict_returned, h, 3000);
+	bp_unlatch(h->pool, f, BP_LATCH_EXCLUSIVE);
+	bp_release(h->pool, f);
+	return NULL;
+}
+
+static bool holder_latched(void *arg)
+{
+	return atomic_load(&((struct x_holder *)arg)->latched);
+}
+
+/* A dirty page held exclusive by another thread: bp_evict_page returns
+ * -EBUSY at once (it used to wait for the shared latch until the holder
+ * let go), and does not write the page. */
+START_TEST(evict_latched_by_other_is_ebusy)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	uint64_t pg;
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_new_page(p, &pg, &f), 0); /* dirty */
+	bt_fill(bp_data(f), bp_page_size(p), pg, 4);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	static struct x_holder h;
+	memset(&h, 0, sizeof(h));
+	h.pool = p;
+	h.pageno = pg;
+	pthread_t tid;
+	th_spawn(&tid, x_holder_fn, &h);
+	ck_assert(th_poll(holder_latched, &h, BT_DEADLINE_MS));
+	uint64_t t0 = th_now_ns();
+	int rc = bp_evict_page(p, pg);
+	uint64_t ms = (th_now_ns() - t0) / 1000000u;
+	atomic_store(&h.evict_returned, true);
+	th_join_all(&tid, 1, BT_DEADLINE_MS, "exclusive holder", bp_fwait_table(p));
+	ck_assert_int_eq(h.rc, 0);
+	ck_assert_msg(h.saw_return, "bp_evict_page waited for the exclusive holder "
+		      "(returned %d after %llu ms, once the holder gave up)", rc,
+		      (unsigned long long)ms);
+	ck_assert_int_eq(rc, -EBUSY);
+	ck_assert_msg(ms < 1000, "bp_evict_page took %llu ms", (unsigned long long)ms);
+	ck_assert_uint_ne(bt_flags_of(p, pg) & BP_F_DIRTY, 0); /* not written */
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.writes, 0);
+	/* unlatched now: it is written and evicted */
+	ck_assert_int_eq(bp_evict_page(p, pg), 0);
+	ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), pg, 4));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+struct self_latch {
+	struct bp_pool *pool;
+	enum bp_latch_mode mode;
+	int rc_latch, rc_evict;
+	uint32_t flags_after;
+};
+
+/* The caller latches a dirty page, then asks to evict it. */
+static void *self_latch_fn(void *arg)
+{
+	struct self_latch *t = arg;
+	uint64_t pg;
+	struct bp_frame *f;
+	t->rc_latch = bp_new_page(t->pool, &pg, &f);
+	if (t->rc_latch == 0)
+		t->rc_latch = bp_latch(t->pool, f, t->mode);
+	if (t->rc_latch != 0)
+		return NULL;
+	t->rc_evict = bp_evict_page(t->pool, pg);
+	t->flags_after = bt_flags_of(t->pool, pg);
+	bp_unlatch(t->pool, f, t->mode);
+	bp_release(t->pool, f);
+	return NULL;
+}
+
+/* The latch holder itself (exclusive: _i = 0, shared: _i = 1) evicting its
+ * dirty page: -EBUSY, page untouched.  Exclusive used to deadlock (the
+ * evict waited for a shared latch behind the caller's own X); the bounded
+ * join turns that into a failure. */
+START_TEST(evict_latched_by_caller_is_ebusy)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct self_latch t = { NULL, _i == 0 ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED, -1, -1, 0 };
+	ck_assert_int_eq(bp_open(&t.pool, &c), 0);
+	pthread_t tid;
+	th_spawn(&tid, self_latch_fn, &t);
+	th_join_all(&tid, 1, 5000, "bp_evict_page by the latch holder", bp_fwait_table(t.pool));
+	ck_assert_int_eq(t.rc_latch, 0);
+	ck_assert_int_eq(t.rc_evict, -EBUSY);
+	ck_assert_uint_ne(t.flags_after & BP_F_DIRTY, 0);
+	ck_assert_uint_eq(t.flags_after & BP_F_WRITEBACK, 0);
+	ck_assert_int_eq(bp_evict_page(t.pool, 0), 0);
+	ck_assert_int_eq(bp_close(t.pool), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bufpool evict");
@@ -232,6 +363,15 @@ static Suite *suite(void)
 	tcase_add_test(tc, evict_all_unpinned);
 	tcase_add_loop_test(tc, dirty_pages_survive_clock_pressure, 0, 2);
 	tcase_add_test(tc, hottest_frame_is_the_waited_one);
+	suite_add_tcase(s, tc);
+	/* Its own case for a short timeout: code that deadlocks here fails in
+	 * seconds, not after the minute of the case above. */
+	tc = tcase_create("evict latched");
+	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_set_timeout(tc, 15);
+	tcase_add_test(tc, evict_latched_by_other_is_ebusy);
+	tcase_add_loop_test(tc, evict_latched_by_caller_is_ebusy, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

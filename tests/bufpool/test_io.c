@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -268,6 +269,99 @@ START_TEST(all_frames_pinned_is_ebusy)
 }
 END_TEST
 
+/* ---- frames busy with I/O ---- */
+
+struct slow_reader {
+	struct bp_pool *pool;
+	uint64_t pageno;
+	int rc;
+	struct bp_frame *frame;
+};
+
+static void *slow_reader_fn(void *arg)
+{
+	struct slow_reader *r = arg;
+	r->rc = bp_get(r->pool, r->pageno, 0, &r->frame);
+	return NULL;
+}
+
+#define SLOW_READ_US 2500000u /* keeps the frames LOCKED well past the old 800 ms */
+
+/* Two frames pinned by the test, the other two LOCKED by slow reads: a
+ * bp_get_timed of another page with a 10 ms deadline gives -EBUSY at about
+ * its deadline.  (It used to wait 50 ms per round for the reads, 16 rounds:
+ * ~800 ms.)  Untimed bp_get keeps its own bound: -EBUSY, not a hang. */
+START_TEST(timed_get_deadline_bounds_io_waits)
+{
+	make_file(8);
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_frame *held[2];
+	for (unsigned i = 0; i < 2; i++)
+		ck_assert_int_eq(bp_get(p, i, 0, &held[i]), 0);
+	struct bp_fault slow = { .op = BP_FAULT_READ, .kind = BP_FAULT_SLOW,
+				 .delay_us = SLOW_READ_US, .page_first = 2, .page_count = 2 };
+	ck_assert_int_eq(bp_fault_set(p, &slow), 0);
+	struct slow_reader r[2];
+	pthread_t tids[2];
+	for (unsigned i = 0; i < 2; i++) {
+		r[i] = (struct slow_reader){ p, 2 + i, -1, NULL };
+		th_spawn(&tids[i], slow_reader_fn, &r[i]);
+	}
+	/* both readers wait on their frame's LOCKED: every frame is busy */
+	ck_assert(th_wait_parked(bp_fwait_table(p), 2, BT_DEADLINE_MS));
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.frames_locked, 2);
+
+	struct bp_frame *g;
+	uint64_t t0 = th_now_ns();
+	struct timespec dl = fwait_deadline_after_ns(10u * 1000u * 1000u);
+	int rc = bp_get_timed(p, 5, 0, &dl, &g);
+	uint64_t timed_ms = (th_now_ns() - t0) / 1000000u;
+	/* a deadline already passed: one sweep, no wait */
+	struct timespec past = fwait_deadline_after_ns(0);
+	t0 = th_now_ns();
+	int rc_past = bp_get_timed(p, 6, 0, &past, &g);
+	uint64_t past_ms = (th_now_ns() - t0) / 1000000u;
+	/* untimed bp_get: still bounded (rounds of 50 ms), still -EBUSY */
+	t0 = th_now_ns();
+	int rc_untimed = bp_get(p, 7, 0, &g);
+	uint64_t untimed_ms = (th_now_ns() - t0) / 1000000u;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	uint32_t locked_after = s.frames_locked;
+
+	th_join_all(tids, 2, BT_DEADLINE_MS, "slow readers", bp_fwait_table(p));
+	fprintf(stderr, "busy frames: bp_get_timed 10 ms deadline %llu ms, past deadline "
+		"%llu ms, untimed bp_get %llu ms\n", (unsigned long long)timed_ms,
+		(unsigned long long)past_ms, (unsigned long long)untimed_ms);
+	ck_assert_int_eq(rc, -EBUSY);
+	ck_assert_msg(timed_ms < 400, "bp_get_timed with a 10 ms deadline took %llu ms",
+		      (unsigned long long)timed_ms);
+	ck_assert_int_eq(rc_past, -EBUSY);
+	ck_assert_msg(past_ms < 400, "bp_get_timed with a past deadline took %llu ms",
+		      (unsigned long long)past_ms);
+	ck_assert_int_eq(rc_untimed, -EBUSY);
+	ck_assert_msg(locked_after == 2, "the slow reads ended during the measurement "
+		      "(%u frames still LOCKED): the timings above prove nothing", locked_after);
+	ck_assert_msg(untimed_ms < 10000, "untimed bp_get took %llu ms",
+		      (unsigned long long)untimed_ms);
+	for (unsigned i = 0; i < 2; i++) {
+		ck_assert_int_eq(r[i].rc, 0);
+		ck_assert(bt_check(bp_data(r[i].frame), bp_page_size(p), 2 + i, 1));
+		ck_assert_int_eq(bp_release(p, r[i].frame), 0);
+		ck_assert_int_eq(bp_release(p, held[i]), 0);
+	}
+	/* once frames are free again the same call succeeds */
+	dl = fwait_deadline_after_ns(10u * 1000u * 1000u);
+	ck_assert_int_eq(bp_get_timed(p, 5, 0, &dl, &g), 0);
+	ck_assert(bt_check(bp_data(g), bp_page_size(p), 5, 1));
+	ck_assert_int_eq(bp_release(p, g), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 /* A sequential scan reads ahead: reads are submitted for pages not yet
  * asked for, and every page still reads back right. */
 START_TEST(sequential_scan_reads_ahead)
@@ -304,6 +398,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, one_read_for_concurrent_readers);
 	tcase_add_test(tc, writeback_never_overlaps_modification);
 	tcase_add_test(tc, all_frames_pinned_is_ebusy);
+	tcase_add_test(tc, timed_get_deadline_bounds_io_waits);
 	tcase_add_test(tc, sequential_scan_reads_ahead);
 	suite_add_tcase(s, tc);
 	return s;
