@@ -225,8 +225,10 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
 
 /* Write every dirty page, wait for all write-back, fsync.  Returns 0, the
  * first write error since the previous bp_flush (by any writer: this flush,
- * the background writer, eviction; each error is reported once), else the
- * fsync error.  A page whose write failed stays dirty, so a later flush
+ * the background writer, eviction; each error is reported once), -EAGAIN
+ * if a dirty page could not be written because its latch already had
+ * BP_LATCH_COUNT_MAX shared holders (it stays dirty), else the fsync
+ * error.  A page whose write failed stays dirty, so a later flush
  * writes it again.  Pages dirtied concurrently may or may not be included.
  * Do not call it while holding a latch. */
 int bp_flush(struct bp_pool *pool);

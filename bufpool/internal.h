@@ -270,7 +270,9 @@ enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
 
 /* writeback.c */
 enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
-/* Start write-back of f if dirty: 1 started, 0 nothing to do / latch busy. */
+/* Start write-back of f if dirty: 1 started, 0 nothing to do / latch busy
+ * (BP_WB_TRY); with BP_WB_WAIT, -EAGAIN if the shared latch was refused
+ * (BP_LATCH_COUNT_MAX holders): the page stays dirty. */
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode);
 void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
 /* bp_flush of a valid pool with its two outcomes apart: returns the first

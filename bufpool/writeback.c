@@ -57,9 +57,12 @@ int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mo
 {
 	if (!pin_if_dirty(f))
 		return 0;
-	if (bp_latch_shared_internal(p, f, mode == BP_WB_TRY) < 0) {
+	int r = bp_latch_shared_internal(p, f, mode == BP_WB_TRY);
+	if (r < 0) {
 		bp_unpin(p, f);
-		return 0;
+		/* Waiting, only a full shared count refuses (-EAGAIN): the
+		 * page stays dirty and bp_flush must say so, not return 0. */
+		return mode == BP_WB_WAIT ? r : 0;
 	}
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	bool started = false;
@@ -108,14 +111,18 @@ int bp_flush_errors(struct bp_pool *pool, int *fsync_err)
 	/* Writes already in flight may fail and leave pages dirty again:
 	 * wait for them before the pass that writes every dirty page. */
 	wait_all_writeback(pool);
-	for (uint32_t i = 0; i < pool->nframes; i++)
-		bp_start_writeback(pool, &pool->frames[i], BP_WB_WAIT);
+	int unwritten = 0;
+	for (uint32_t i = 0; i < pool->nframes; i++) {
+		int r = bp_start_writeback(pool, &pool->frames[i], BP_WB_WAIT);
+		if (r < 0 && !unwritten)
+			unwritten = r;
+	}
 	wait_all_writeback(pool);
 	/* The completions' write_err stores happen before their
 	 * fwait_bit_clear, which our bit waits observed. */
 	int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
 	*fsync_err = bp_io_fsync(pool);
-	return -err;
+	return err ? -err : unwritten;
 }
 
 int bp_flush(struct bp_pool *pool)

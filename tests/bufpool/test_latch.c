@@ -313,6 +313,11 @@ START_TEST(shared_count_saturates_at_the_limit)
 	ck_assert(!fi.latch_exclusive);
 	ck_assert_uint_eq(fi.latch_waiters, 0);
 	ck_assert_uint_eq(th_parked(bp_fwait_table(p)), 0);
+	/* The new page is dirty, and its write-back needs one more shared
+	 * latch: bp_flush says it could not write it (it used to return 0). */
+	ck_assert_int_eq(bp_flush(p), -EAGAIN);
+	ck_assert(bt_frame_of(p, pg, &fi));
+	ck_assert_uint_eq(fi.flags & (BP_F_DIRTY | BP_F_WRITEBACK), BP_F_DIRTY);
 	for (uint32_t i = 1; i <= max; i++) {
 		int rc = bp_unlatch(p, f, BP_LATCH_SHARED);
 		if (rc != 0)
@@ -321,6 +326,9 @@ START_TEST(shared_count_saturates_at_the_limit)
 	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_SHARED), -EPERM);
 	ck_assert_int_eq(bp_latch_try(p, f, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
+	ck_assert_int_eq(bp_flush(p), 0);
+	ck_assert(bt_frame_of(p, pg, &fi));
+	ck_assert_uint_eq(fi.flags & BP_F_DIRTY, 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	ck_assert_int_eq(bp_close(p), 0);
 }
