@@ -60,6 +60,22 @@ struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwrit
 	return c;
 }
 
+void bt_make_file(const struct bt_dir *d, uint64_t npages, uint64_t version)
+{
+	struct bp_config c = bt_config(d, 8, false);
+	c.flags |= BP_OPEN_TRUNCATE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t i = 0; i < npages; i++) {
+		uint64_t pg;
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+		bt_fill(bp_data(f), bp_page_size(p), pg, version);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	ck_assert_int_eq(bp_close(p), 0);
+}
+
 void bt_fill(void *page, uint32_t size, uint64_t pageno, uint64_t version)
 {
 	uint64_t *w = page;

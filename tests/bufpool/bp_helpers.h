@@ -43,6 +43,10 @@ struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwrit
  * tests' scaffolding (th_spawn, th_join_all, th_wait_parked, th_scaled). */
 #include "../fwait/helpers.h"
 
+/* Truncate d's file and write npages pages of bt_fill(pageno, version)
+ * into it through a pool, closed again. */
+void bt_make_file(const struct bt_dir *d, uint64_t npages, uint64_t version);
+
 /* Fill page with a pattern derived from (pageno, version); check it. */
 void bt_fill(void *page, uint32_t size, uint64_t pageno, uint64_t version);
 bool bt_check(const void *page, uint32_t size, uint64_t pageno, uint64_t version);

@@ -21,22 +21,6 @@ static struct bt_dir dir;
 static void setup(void) { bt_dir_make(&dir); }
 static void teardown(void) { bt_dir_remove(&dir); }
 
-static void make_file(uint64_t npages, uint64_t version)
-{
-	struct bp_config c = bt_config(&dir, 8, false);
-	c.flags |= BP_OPEN_TRUNCATE;
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
-	for (uint64_t i = 0; i < npages; i++) {
-		uint64_t pg;
-		struct bp_frame *f;
-		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
-		bt_fill(bp_data(f), bp_page_size(p), pg, version);
-		ck_assert_int_eq(bp_release(p, f), 0);
-	}
-	ck_assert_int_eq(bp_close(p), 0);
-}
-
 static void expect_file(uint64_t npages, uint64_t version)
 {
 	struct bp_config c = bt_config(&dir, 8, false);
@@ -109,7 +93,7 @@ static void *reader_fn(void *arg)
  * other pages are unaffected; once the fault clears the page reads fine. */
 START_TEST(read_error_reaches_every_waiter)
 {
-	make_file(4, 1);
+	bt_make_file(&dir, 4, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
 	c.io_latency_us = 2000;
 	struct bp_pool *p;
@@ -152,7 +136,7 @@ END_TEST
  * bp_get retries the read and succeeds. */
 START_TEST(read_fault_kinds_then_retry)
 {
-	make_file(2, 1);
+	bt_make_file(&dir, 2, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
@@ -188,7 +172,7 @@ END_TEST
  * errors are exactly the injected faults. */
 START_TEST(probabilistic_read_faults)
 {
-	make_file(32, 1);
+	bt_make_file(&dir, 32, 1);
 	struct bp_config c = bt_config(&dir, 40, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
@@ -226,7 +210,7 @@ START_TEST(write_error_keeps_pages_dirty)
 		{ BP_FAULT_SHORT, 0, -EIO },
 	};
 	int i = _i;
-	make_file(4, 1);
+	bt_make_file(&dir, 4, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
@@ -293,7 +277,7 @@ END_TEST
  * done, so the data is there after reopen. */
 START_TEST(fsync_failure_reaches_flush_and_close)
 {
-	make_file(3, 1);
+	bt_make_file(&dir, 3, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
@@ -331,7 +315,7 @@ static void dirty_page0_with_version2(struct bp_pool *p)
  * its dirty page) open: once the fault clears, a second close writes it. */
 START_TEST(write_error_reaches_close)
 {
-	make_file(2, 1);
+	bt_make_file(&dir, 2, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
@@ -368,7 +352,7 @@ END_TEST
  * fsync, having found no dirty page).  A second close succeeds. */
 START_TEST(stale_write_error_at_close_is_not_fsync)
 {
-	make_file(3, 1);
+	bt_make_file(&dir, 3, 1);
 	struct bp_config c = bt_config(&dir, 2, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
@@ -411,7 +395,7 @@ END_TEST
  * what it had (the unwritten page is lost, as documented). */
 START_TEST(discard_after_failed_close)
 {
-	make_file(2, 1);
+	bt_make_file(&dir, 2, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);

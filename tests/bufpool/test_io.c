@@ -20,23 +20,6 @@ static struct bt_dir dir;
 static void setup(void) { bt_dir_make(&dir); }
 static void teardown(void) { bt_dir_remove(&dir); }
 
-/* Creates npages pages (version 1) in the file and closes the pool. */
-static void make_file(uint64_t npages)
-{
-	struct bp_config c = bt_config(&dir, 8, false);
-	c.flags |= BP_OPEN_TRUNCATE;
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
-	for (uint64_t i = 0; i < npages; i++) {
-		uint64_t pg;
-		struct bp_frame *f;
-		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
-		bt_fill(bp_data(f), bp_page_size(p), pg, 1);
-		ck_assert_int_eq(bp_release(p, f), 0);
-	}
-	ck_assert_int_eq(bp_close(p), 0);
-}
-
 struct reader {
 	struct bp_pool *pool;
 	pthread_barrier_t *start;
@@ -63,7 +46,7 @@ static void *reader_fn(void *arg)
 /* Many threads ask for one absent page at once: exactly one read. */
 START_TEST(one_read_for_concurrent_readers)
 {
-	make_file(4);
+	bt_make_file(&dir, 4, 1);
 	struct bp_config c = bt_config(&dir, 16, false);
 	c.io_latency_us = 20000; /* keep the read in flight while others arrive */
 	struct bp_pool *p;
@@ -162,7 +145,7 @@ static void *flusher_fn(void *arg)
  * every page's last version, untorn. */
 START_TEST(writeback_never_overlaps_modification)
 {
-	make_file(WB_PAGES);
+	bt_make_file(&dir, WB_PAGES, 1);
 	struct bp_config c = bt_config(&dir, 8, true);
 	c.writer_interval_ms = 1;
 	struct wb_shared sh;
@@ -293,7 +276,7 @@ static void *slow_reader_fn(void *arg)
  * ~800 ms.)  Untimed bp_get keeps its own bound: -EBUSY, not a hang. */
 START_TEST(timed_get_deadline_bounds_io_waits)
 {
-	make_file(8);
+	bt_make_file(&dir, 8, 1);
 	struct bp_config c = bt_config(&dir, 4, false);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
@@ -366,7 +349,7 @@ END_TEST
  * asked for, and every page still reads back right. */
 START_TEST(sequential_scan_reads_ahead)
 {
-	make_file(64);
+	bt_make_file(&dir, 64, 1);
 	struct bp_config c = bt_config(&dir, 32, false);
 	c.flags &= ~BP_OPEN_NO_READAHEAD;
 	c.readahead_pages = 4;

@@ -89,8 +89,6 @@
 #define EXPECTED_SLOTS (PAGE_LIMIT + 4u * MAX_THREADS)
 #define ROUND_SECONDS 5.0
 
-#define POLICY_STEAL FWAIT_POLICY_COUNT
-#define NPOLICIES (FWAIT_POLICY_COUNT + 1)
 
 enum op_kind {
 	OP_NONE, OP_GET, OP_GET_CREATE, OP_NEW_PAGE, OP_LATCH_S, OP_LATCH_X, OP_MARK_DIRTY,
@@ -103,7 +101,7 @@ static const char *const op_names[] = {
 
 struct round_cfg {
 	uint32_t page_size, nframes, io_latency_us, writer_interval_ms;
-	int policy; /* 0..NPOLICIES-1 */
+	int policy; /* 0..ST_NPOLICIES-1 */
 };
 
 struct round {
@@ -437,10 +435,6 @@ static void *worker_main(void *arg)
 
 /* ---- the round --------------------------------------------------------------- */
 
-static const char *policy_label(int p)
-{
-	return p == POLICY_STEAL ? "wake-one+steal" : fwait_policy_name((enum fwait_policy)p);
-}
 
 static void dump_round(void *arg)
 {
@@ -448,7 +442,7 @@ static void dump_round(void *arg)
 	fprintf(stderr, "  %.3f s into the run, round %u: %u frames of %u bytes, io latency %u us, "
 		"writer every %u ms, policy %s, file %s\n", (double)(st_now_ns() - run_start_ns) / 1e9,
 		st_ctx.round, r->cfg.nframes, r->cfg.page_size, r->cfg.io_latency_us,
-		r->cfg.writer_interval_ms, policy_label(r->cfg.policy), file_path);
+		r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), file_path);
 	if (r->pool)
 		fprintf(stderr, "  bp_page_count() = %" PRIu64 "\n", bp_page_count(r->pool));
 	if (workers == NULL)
@@ -477,8 +471,8 @@ static struct bp_config pool_config(const struct round_cfg *c, bool verify)
 		.writer_interval_ms = c->writer_interval_ms,
 		.io_latency_us = verify ? 0 : c->io_latency_us,
 	};
-	cfg.fwait.policy = c->policy == POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)c->policy;
-	cfg.fwait.max_steals = c->policy == POLICY_STEAL ? 3 : 0;
+	cfg.fwait.policy = c->policy == ST_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)c->policy;
+	cfg.fwait.max_steals = c->policy == ST_POLICY_STEAL ? 3 : 0;
 	return cfg;
 }
 
@@ -609,7 +603,7 @@ static struct round_cfg draw_config(uint64_t *rng, unsigned round_no, int policy
 		.nframes = frames[st_below(rng, 3)],
 		.io_latency_us = 50 + st_below(rng, 151),
 		.writer_interval_ms = 2 + st_below(rng, 9),
-		.policy = policy >= 0 ? policy : (int)(round_no % NPOLICIES),
+		.policy = policy >= 0 ? policy : (int)(round_no % ST_NPOLICIES),
 	};
 	return c;
 }
@@ -645,7 +639,7 @@ int main(int argc, char **argv)
 	int n = snprintf(rerun_args, sizeof(rerun_args), "--threads %u", nworkers);
 	if (o.policy >= 0)
 		snprintf(rerun_args + n, sizeof(rerun_args) - (size_t)n, " --policy %s",
-			 policy_label(o.policy));
+			 st_policy_label(o.policy));
 
 	/* rounds of ROUND_SECONDS; soak: until --seconds (0 = forever) */
 	unsigned nrounds = 0;
@@ -678,7 +672,7 @@ int main(int argc, char **argv)
 		r->cfg = draw_config(&round_rng, rn, o.policy);
 		st_ctx = (struct st_context){
 			.program = argv[0], .seed = o.seed, .round = rn,
-			.policy = policy_label(r->cfg.policy), .threads = nworkers,
+			.policy = st_policy_label(r->cfg.policy), .threads = nworkers,
 			.dump_extra = dump_round, .dump_arg = r, .rerun_args = rerun_args,
 			.cleanup = remove_files,
 		};
@@ -692,7 +686,7 @@ int main(int argc, char **argv)
 		       " busy; pool: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " evictions; %"
 		       PRIu64 " pages verified, %.1f s: ok\n",
 		       rn, r->cfg.nframes, r->cfg.page_size, r->cfg.io_latency_us,
-		       r->cfg.writer_interval_ms, policy_label(r->cfg.policy), res.ops, res.writes,
+		       r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), res.ops, res.writes,
 		       res.reads, res.creates, res.creates_at, res.evictions, res.flushes, res.busy,
 		       res.st.reads, res.st.writes, res.st.evictions, res.pages,
 		       (double)(st_now_ns() - t0) / 1e9);

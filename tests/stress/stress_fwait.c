@@ -57,9 +57,7 @@
 static const unsigned lock_bits[NLOCK] = { 0, 1, 17, 30 }; /* 30: next to W */
 static const unsigned ev_bits[NEV] = { 8, 9 };
 
-/* Round "policies": the four table policies plus WAKE_ONE with steals. */
-#define POLICY_STEAL FWAIT_POLICY_COUNT
-#define NPOLICIES (FWAIT_POLICY_COUNT + 1)
+/* Round "policies": ST_POLICY_STEAL, ST_NPOLICIES, st_policy_label (stress_util.h). */
 
 enum op_kind {
 	OP_NONE, OP_LOCK, OP_BITWAIT, OP_EVWAIT, OP_KEYWAIT_EX, OP_KEYWAIT_GEN,
@@ -78,7 +76,7 @@ struct gkey {
 
 struct round {
 	struct fwait_table *t;
-	int policy;               /* 0..NPOLICIES-1 */
+	int policy;               /* 0..ST_NPOLICIES-1 */
 	bool keyed;
 	_Atomic bool stop;
 	alignas(64) _Atomic uint32_t words[NWORDS];
@@ -413,10 +411,6 @@ static void *worker_main(void *arg)
 
 /* ---- the round ------------------------------------------------------------ */
 
-static const char *policy_label(int p)
-{
-	return p == POLICY_STEAL ? "wake-one+steal" : fwait_policy_name((enum fwait_policy)p);
-}
 
 static void dump_round(void *arg)
 {
@@ -603,16 +597,16 @@ static void check_round(struct round *r, const struct round_result *res)
 	}
 	if (st.handoffs > st.wakeups)
 		st_fail("stats: %" PRIu64 " handoffs > %" PRIu64 " wakeups", st.handoffs, st.wakeups);
-	if (st.handoffs && r->policy != FWAIT_WAKE_ONE && r->policy != POLICY_STEAL)
-		st_fail("stats: %" PRIu64 " handoffs under %s", st.handoffs, policy_label(r->policy));
+	if (st.handoffs && r->policy != FWAIT_WAKE_ONE && r->policy != ST_POLICY_STEAL)
+		st_fail("stats: %" PRIu64 " handoffs under %s", st.handoffs, st_policy_label(r->policy));
 }
 
 static int create_table(struct round *r, unsigned nbuckets, unsigned max_steals)
 {
 	struct fwait_config cfg = {
 		.nbuckets = nbuckets,
-		.policy = r->policy == POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)r->policy,
-		.max_steals = r->policy == POLICY_STEAL ? max_steals : 0,
+		.policy = r->policy == ST_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)r->policy,
+		.max_steals = r->policy == ST_POLICY_STEAL ? max_steals : 0,
 	};
 	return fwait_table_create(&r->t, &cfg);
 }
@@ -645,7 +639,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	/* rounds: one per policy when bounded; soak cycles until --seconds */
-	unsigned nrounds = o.policy >= 0 ? 1 : NPOLICIES;
+	unsigned nrounds = o.policy >= 0 ? 1 : ST_NPOLICIES;
 	double per_round = o.seconds / nrounds;
 	if (o.soak) {
 		nrounds = 0; /* unbounded */
@@ -667,21 +661,21 @@ int main(int argc, char **argv)
 		if (r == NULL)
 			return 1;
 		memset(r, 0, sizeof(*r));
-		r->policy = o.policy >= 0 ? o.policy : (int)(n % NPOLICIES);
+		r->policy = o.policy >= 0 ? o.policy : (int)(n % ST_NPOLICIES);
 		r->keyed = keyed;
 		unsigned nbuckets = 1 + st_below(&round_rng, 8);
 		unsigned max_steals = 1 + st_below(&round_rng, 5);
 
 		st_ctx = (struct st_context){
 			.program = argv[0], .seed = o.seed, .round = n,
-			.policy = policy_label(r->policy), .nbuckets = nbuckets,
-			.max_steals = r->policy == POLICY_STEAL ? max_steals : 0,
+			.policy = st_policy_label(r->policy), .nbuckets = nbuckets,
+			.max_steals = r->policy == ST_POLICY_STEAL ? max_steals : 0,
 			.threads = nthreads, .dump_extra = dump_round, .dump_arg = r,
 			.expected_failure = inject_lost_wake ? "lost wakeup" : NULL,
 		};
 		int rc = create_table(r, nbuckets, max_steals);
 		if (rc == -ENOTSUP) {
-			printf("round %u: %s not supported here, skipped\n", n, policy_label(r->policy));
+			printf("round %u: %s not supported here, skipped\n", n, st_policy_label(r->policy));
 			free(r);
 			continue;
 		}
@@ -699,7 +693,7 @@ int main(int argc, char **argv)
 		printf("round %u: %-14s nbuckets %u, max_steals %u: %" PRIu64 " ops, %" PRIu64 " critical sections, %"
 		       PRIu64 " timeouts, %" PRIu64 " events, %" PRIu64 " waits, %" PRIu64
 		       " handoffs, max depth %u, %.1f s: ok\n",
-		       n, policy_label(r->policy), nbuckets,
+		       n, st_policy_label(r->policy), nbuckets,
 		       st_ctx.max_steals,
 		       res.ops, res.cs, res.timeouts, res.events, st.waits, st.handoffs,
 		       st.max_bucket_depth, (double)(st_now_ns() - t0) / 1e9);

@@ -55,6 +55,15 @@ static inline uint64_t st_stream(uint64_t seed, uint64_t stream)
 	return s ? s : 1;
 }
 
+/* Round "policies": the four table policies plus WAKE_ONE with steals. */
+#define ST_POLICY_STEAL FWAIT_POLICY_COUNT
+#define ST_NPOLICIES (FWAIT_POLICY_COUNT + 1)
+
+static inline const char *st_policy_label(int p)
+{
+	return p == ST_POLICY_STEAL ? "wake-one+steal" : fwait_policy_name((enum fwait_policy)p);
+}
+
 uint64_t st_now_ns(void);
 /* Absolute CLOCK_MONOTONIC time ns nanoseconds from now (may be "now"). */
 struct timespec st_deadline_ns(uint64_t ns);
