@@ -162,7 +162,8 @@ int bp_discard(struct bp_pool *pool);
  * Errors: -EINVAL (NULL args, unknown flags), -ENXIO (pageno past the end of
  * the file without BP_GET_CREATE), -EFBIG (pageno too large for a file
  * offset), -EIO (or the injected errno) when the read failed (a later
- * bp_get retries), -EBUSY when no frame can be freed (every frame pinned). */
+ * bp_get retries), -EBUSY when no frame can be freed (every frame pinned),
+ * -EAGAIN when the page is already pinned BP_PIN_MAX times. */
 int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 	   struct bp_frame **frame);
 /* As bp_get, but when no frame can be freed, wait for an unpin until
