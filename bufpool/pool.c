@@ -241,8 +241,13 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	if ((r = alloc_memory(p)) < 0)
 		goto fail;
 	stage = ST_MEM;
-	if ((r = fwait_table_create(&p->wt, &cfg->fwait)) < 0)
+	if ((r = fwait_table_create(&p->wt, &cfg->fwait)) < 0) {
+		if (r == -EINVAL) /* the only config field fwait checks itself */
+			CFG_ERR(cfg, "bp_open: fwait config refused (policy %d, nbuckets %u, "
+				"max_steals %u)", (int)cfg->fwait.policy, cfg->fwait.nbuckets,
+				cfg->fwait.max_steals);
 		goto fail;
+	}
 	stage = ST_TABLE;
 	if ((r = build_page_table(p, cfg->partitions)) < 0)
 		goto fail;

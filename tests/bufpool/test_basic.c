@@ -142,13 +142,19 @@ START_TEST(open_errors_reach_the_log)
 	ck_assert_msg(strstr(log.text, "page size 3000"), "logged: %s", log.text);
 	ck_assert(!log.newline);
 	ck_assert_msg(err[0] == '\0', "written to stderr: %s", err);
-	/* the other fields it checks */
+	/* each other field it checks, and the fwait config it hands on */
 	c.page_size = 0;
 	c.nframes = 1;
 	bt_log_clear(&log);
 	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
 	ck_assert_msg(log.n == 1 && strstr(log.text, "nframes 1"), "logged: %s", log.text);
 	c.nframes = 8;
+	c.fwait.policy = FWAIT_POLICY_COUNT;
+	bt_log_clear(&log);
+	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
+	ck_assert_msg(log.n == 1 && strstr(log.text, "fwait"), "logged: %s", log.text);
+	ck_assert_int_eq(log.level, BP_LOG_ERROR);
+	c.fwait.policy = FWAIT_WAKE_ONE;
 	c.path = NULL;
 	bt_log_clear(&log);
 	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
