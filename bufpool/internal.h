@@ -153,6 +153,8 @@ struct bp_pool {
 	uint32_t io_latency_us;
 	unsigned writer_interval_ms;
 	uint64_t max_pageno;      /* largest page number whose offset fits off_t */
+	void (*log)(void *log_arg, int level, const char *msg); /* bp_config.log */
+	void *log_arg;
 
 	struct bp_frame *frames;
 	unsigned char *pages;

@@ -13,10 +13,16 @@
  * The pool holds no global state; all fields are set before any thread is
  * started (pthread_create orders them) and are read-only afterwards except
  * the atomics listed in internal.h.
+ *
+ * The library writes nothing to any stream: the few messages it has (why
+ * bp_open refused a config, which frame keeps bp_close from closing, what
+ * failed at bp_close) go through bp_log to the embedder's bp_config.log,
+ * or nowhere when that is NULL.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <jemalloc/jemalloc.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,37 +39,58 @@ static unsigned log2u(uint64_t v)
 	return n;
 }
 
+/* The one place the library formats a message: into a bounded stack buffer
+ * (a longer message is cut, never allocated for: this also runs when
+ * memory is short), then to the embedder's callback, if any, on the
+ * calling thread.  log and arg are those of the bp_config, or of the pool
+ * that copied them.  If another file ever needs it, declare it in
+ * internal.h rather than writing a second one. */
+__attribute__((format(printf, 4, 5)))
+static void bp_log(void (*log)(void *, int, const char *), void *arg, int level,
+		   const char *fmt, ...)
+{
+	if (!log)
+		return;
+	char msg[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log(arg, level, msg);
+}
+
+#define CFG_ERR(cfg, ...) bp_log((cfg)->log, (cfg)->log_arg, BP_LOG_ERROR, __VA_ARGS__)
+
 static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32_t *nframes)
 {
 	*page_size = cfg->page_size ? cfg->page_size : BP_PAGE_SIZE_DEFAULT;
 	*nframes = cfg->nframes ? cfg->nframes : BP_NFRAMES_DEFAULT;
 	if (!cfg->path || !cfg->path[0]) {
-		fprintf(stderr, "bufpool: bp_open: no file path in the config\n");
+		CFG_ERR(cfg, "bp_open: no file path in the config");
 		return -EINVAL;
 	}
 	if (*page_size < BP_PAGE_SIZE_MIN || *page_size > BP_PAGE_SIZE_MAX ||
 	    (*page_size & (*page_size - 1))) {
-		fprintf(stderr, "bufpool: bp_open: page size %u must be a power of two in [%u, %u]\n",
+		CFG_ERR(cfg, "bp_open: page size %u must be a power of two in [%u, %u]",
 			*page_size, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX);
 		return -EINVAL;
 	}
 	if (*nframes < 2 || *nframes >= (UINT32_C(1) << 30)) {
-		fprintf(stderr, "bufpool: bp_open: nframes %u out of range [2, 2^30)\n", *nframes);
+		CFG_ERR(cfg, "bp_open: nframes %u out of range [2, 2^30)", *nframes);
 		return -EINVAL;
 	}
 	if (cfg->io_threads > BP_MAX_IO_THREADS) {
-		fprintf(stderr, "bufpool: bp_open: io_threads %u > %u\n", cfg->io_threads,
-			BP_MAX_IO_THREADS);
+		CFG_ERR(cfg, "bp_open: io_threads %u > %u", cfg->io_threads, BP_MAX_IO_THREADS);
 		return -EINVAL;
 	}
 	const unsigned known = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_DIRECT |
 			       BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD | BP_OPEN_READONLY;
 	if (cfg->flags & ~known) {
-		fprintf(stderr, "bufpool: bp_open: unknown flags 0x%x\n", cfg->flags & ~known);
+		CFG_ERR(cfg, "bp_open: unknown flags 0x%x", cfg->flags & ~known);
 		return -EINVAL;
 	}
 	if ((cfg->flags & BP_OPEN_READONLY) && (cfg->flags & (BP_OPEN_CREATE | BP_OPEN_TRUNCATE))) {
-		fprintf(stderr, "bufpool: bp_open: read-only excludes create/truncate\n");
+		CFG_ERR(cfg, "bp_open: read-only excludes create/truncate");
 		return -EINVAL;
 	}
 	return 0;
@@ -185,6 +212,8 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	p->writer_interval_ms = cfg->writer_interval_ms ? cfg->writer_interval_ms
 							: BP_WRITER_INTERVAL_MS_DEFAULT;
 	p->max_pageno = ((uint64_t)INT64_MAX >> p->page_shift) - 1;
+	p->log = cfg->log;
+	p->log_arg = cfg->log_arg;
 	atomic_init(&p->clock_hand, 0);
 	atomic_init(&p->last_miss, BP_NO_PAGE - 1);
 	atomic_init(&p->write_err, 0);
@@ -212,8 +241,13 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	if ((r = alloc_memory(p)) < 0)
 		goto fail;
 	stage = ST_MEM;
-	if ((r = fwait_table_create(&p->wt, &cfg->fwait)) < 0)
+	if ((r = fwait_table_create(&p->wt, &cfg->fwait)) < 0) {
+		if (r == -EINVAL) /* the only config field fwait checks itself */
+			CFG_ERR(cfg, "bp_open: fwait config refused (policy %d, nbuckets %u, "
+				"max_steals %u)", (int)cfg->fwait.policy, cfg->fwait.nbuckets,
+				cfg->fwait.max_steals);
 		goto fail;
+	}
 	stage = ST_TABLE;
 	if ((r = build_page_table(p, cfg->partitions)) < 0)
 		goto fail;
@@ -236,15 +270,17 @@ fail:
 	return r;
 }
 
-static bool any_pinned(struct bp_pool *p)
+/* caller: "bp_close" or "bp_discard", for the message. */
+static bool any_pinned(struct bp_pool *p, const char *caller)
 {
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
 		/* Acquire pairs with the release of the last unpin. */
 		if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire))) {
-			fprintf(stderr, "bufpool: bp_close: frame %u (page %llu) is still pinned\n", i,
-				(unsigned long long)atomic_load_explicit(&f->pageno,
-									 memory_order_relaxed));
+			bp_log(p->log, p->log_arg, BP_LOG_ERROR,
+			       "%s: frame %u (page %llu) is still pinned", caller, i,
+			       (unsigned long long)atomic_load_explicit(&f->pageno,
+									memory_order_relaxed));
 			return true;
 		}
 	}
@@ -261,46 +297,49 @@ static bool any_dirty(struct bp_pool *p)
 
 /* Stop the writer and let in-flight writes drop their pins, so only the
  * callers' pins remain; -EBUSY (writer restarted) if any remain. */
-static int quiesce(struct bp_pool *pool)
+static int quiesce(struct bp_pool *pool, const char *caller)
 {
 	bp_writer_stop(pool);
 	for (uint32_t i = 0; i < pool->nframes; i++)
 		bp_wait_writeback(pool, &pool->frames[i], NULL);
-	if (any_pinned(pool)) {
+	if (any_pinned(pool, caller)) {
 		bp_writer_start(pool);
 		return -EBUSY;
 	}
 	return 0;
 }
 
-/* The text of bp_close's report when its flush failed: the one place it is
- * worded (a log callback is to carry it instead of stderr).  write_err is
- * the first write error since the previous flush, which may be stale (the
- * page written again since: then nothing is dirty), fsync_err the fsync's;
- * both negative errno or 0, at least one non-zero. */
-static void close_failure_text(char *buf, size_t len, int write_err, int fsync_err, bool dirty)
+/* bp_close's report when its flush failed, the one place it is worded.
+ * write_err is the first write error since the previous flush, which may be
+ * stale (the page written again since: then nothing is dirty), fsync_err
+ * the fsync's; both negative errno or 0, at least one non-zero. */
+static void log_close_failure(struct bp_pool *p, int write_err, int fsync_err, bool dirty)
 {
+	/* The fsync's text is copied first: a second strerror in the same
+	 * argument list may reuse the first one's buffer. */
 	char fsync_too[96] = "";
 	if (write_err && fsync_err)
 		snprintf(fsync_too, sizeof(fsync_too), "; fsync failed too (%s)",
 			 strerror(-fsync_err));
 	if (write_err && dirty)
-		snprintf(buf, len, "bufpool: bp_close: a write-back failed (%s)%s; "
-			 "pool left open (dirty pages kept)", strerror(-write_err), fsync_too);
+		bp_log(p->log, p->log_arg, BP_LOG_ERROR,
+		       "bp_close: a write-back failed (%s)%s; pool left open (dirty pages kept)",
+		       strerror(-write_err), fsync_too);
 	else if (write_err)
-		snprintf(buf, len, "bufpool: bp_close: a write-back failed earlier (%s); "
-			 "the page has since been written%s; pool left open",
-			 strerror(-write_err), fsync_too);
+		bp_log(p->log, p->log_arg, BP_LOG_ERROR,
+		       "bp_close: a write-back failed earlier (%s); the page has since been "
+		       "written%s; pool left open", strerror(-write_err), fsync_too);
 	else
-		snprintf(buf, len, "bufpool: bp_close: fsync failed (%s); pool left open%s",
-			 strerror(-fsync_err), dirty ? " (dirty pages kept)" : "");
+		bp_log(p->log, p->log_arg, BP_LOG_ERROR,
+		       "bp_close: fsync failed (%s); pool left open%s", strerror(-fsync_err),
+		       dirty ? " (dirty pages kept)" : "");
 }
 
 int bp_close(struct bp_pool *pool)
 {
 	if (!pool)
 		return -EINVAL;
-	int r = quiesce(pool);
+	int r = quiesce(pool, "bp_close");
 	if (r < 0)
 		return r;
 	int fsync_err;
@@ -311,9 +350,7 @@ int bp_close(struct bp_pool *pool)
 		 * a failed write or fsync: keep the pool, so the caller can
 		 * retry once the cause is fixed, or give up explicitly with
 		 * bp_discard. */
-		char msg[256];
-		close_failure_text(msg, sizeof(msg), write_err, fsync_err, any_dirty(pool));
-		fprintf(stderr, "%s\n", msg);
+		log_close_failure(pool, write_err, fsync_err, any_dirty(pool));
 		bp_writer_start(pool);
 		return r;
 	}
@@ -325,7 +362,7 @@ int bp_discard(struct bp_pool *pool)
 {
 	if (!pool)
 		return -EINVAL;
-	int r = quiesce(pool);
+	int r = quiesce(pool, "bp_discard");
 	if (r < 0)
 		return r;
 	pool_destroy(pool, ST_IO);

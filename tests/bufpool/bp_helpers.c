@@ -5,6 +5,7 @@
 
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +59,51 @@ struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwrit
 	c.nframes = nframes;
 	c.flags = BP_OPEN_CREATE | BP_OPEN_NO_READAHEAD | (bgwriter ? 0 : BP_OPEN_NO_BGWRITER);
 	return c;
+}
+
+void bt_log_fn(void *log_arg, int level, const char *msg)
+{
+	struct bt_log *l = log_arg;
+	l->n++;
+	l->level = level;
+	if (strchr(msg, '\n'))
+		l->newline = true;
+	size_t used = strlen(l->text);
+	snprintf(l->text + used, sizeof(l->text) - used, "%s\n", msg);
+}
+
+void bt_log_clear(struct bt_log *l)
+{
+	memset(l, 0, sizeof(*l));
+}
+
+void bt_log_into(struct bp_config *c, struct bt_log *l)
+{
+	bt_log_clear(l);
+	c->log = bt_log_fn;
+	c->log_arg = l;
+}
+
+void bt_stderr_begin(const struct bt_dir *d, struct bt_stderr *s)
+{
+	snprintf(s->path, sizeof(s->path), "%s/stderr", d->path);
+	s->fd = open(s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	ck_assert_int_ge(s->fd, 0);
+	fflush(stderr);
+	s->saved = dup(STDERR_FILENO);
+	ck_assert_int_ge(s->saved, 0);
+	ck_assert_int_ge(dup2(s->fd, STDERR_FILENO), 0);
+}
+
+void bt_stderr_end(struct bt_stderr *s, char *buf, size_t len)
+{
+	fflush(stderr);
+	dup2(s->saved, STDERR_FILENO);
+	close(s->saved);
+	ssize_t n = pread(s->fd, buf, len - 1, 0);
+	buf[n > 0 ? (size_t)n : 0] = '\0';
+	close(s->fd);
+	unlink(s->path);
 }
 
 void bt_make_file(const struct bt_dir *d, uint64_t npages, uint64_t version)

@@ -39,6 +39,29 @@ void bt_dir_remove(struct bt_dir *d);
  * no readahead; create. */
 struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwriter);
 
+/* A bp_config.log that keeps what it is given, for tests of the messages:
+ * each message appended to text as one line (cut when text is full). */
+struct bt_log {
+	unsigned n;         /* messages so far */
+	int level;          /* of the last one */
+	bool newline;       /* some message held a '\n' (none may) */
+	char text[2048];
+};
+void bt_log_fn(void *log_arg, int level, const char *msg);
+/* Clear *l and make it c's log: c->log = bt_log_fn, c->log_arg = l. */
+void bt_log_into(struct bp_config *c, struct bt_log *l);
+void bt_log_clear(struct bt_log *l);
+
+/* stderr sent to a file of d from bt_stderr_begin to bt_stderr_end, which
+ * restores it and copies what was written meanwhile into buf (NUL-ended,
+ * possibly empty), for tests that the library writes nothing there. */
+struct bt_stderr {
+	int fd, saved;
+	char path[200];
+};
+void bt_stderr_begin(const struct bt_dir *d, struct bt_stderr *s);
+void bt_stderr_end(struct bt_stderr *s, char *buf, size_t len);
+
 /* Threads, bounded joins and "is it parked yet?" polls are the fwait
  * tests' scaffolding (th_spawn, th_join_all, th_wait_parked, th_scaled). */
 #include "../fwait/helpers.h"

@@ -121,6 +121,122 @@ START_TEST(bad_open_inputs)
 }
 END_TEST
 
+/* bp_open's config errors reach the config's log callback: level ERROR,
+ * one message per refusal naming the bad value, no newline, log_arg passed
+ * through, and nothing on stderr. */
+START_TEST(open_errors_reach_the_log)
+{
+	struct bp_config c = bt_config(&dir, 8, false);
+	struct bt_log log;
+	bt_log_into(&c, &log);
+	struct bp_pool *p = (struct bp_pool *)0x1;
+	struct bt_stderr se;
+	char err[256];
+	bt_stderr_begin(&dir, &se);
+	c.page_size = 3000;
+	int rc = bp_open(&p, &c);
+	bt_stderr_end(&se, err, sizeof(err));
+	ck_assert_int_eq(rc, -EINVAL);
+	ck_assert_uint_eq(log.n, 1);
+	ck_assert_int_eq(log.level, BP_LOG_ERROR);
+	ck_assert_msg(strstr(log.text, "page size 3000"), "logged: %s", log.text);
+	ck_assert(!log.newline);
+	ck_assert_msg(err[0] == '\0', "written to stderr: %s", err);
+	/* each other field it checks, and the fwait config it hands on */
+	c.page_size = 0;
+	c.nframes = 1;
+	bt_log_clear(&log);
+	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
+	ck_assert_msg(log.n == 1 && strstr(log.text, "nframes 1"), "logged: %s", log.text);
+	c.nframes = 8;
+	c.fwait.policy = FWAIT_POLICY_COUNT;
+	bt_log_clear(&log);
+	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
+	ck_assert_msg(log.n == 1 && strstr(log.text, "fwait"), "logged: %s", log.text);
+	ck_assert_int_eq(log.level, BP_LOG_ERROR);
+	c.fwait.policy = FWAIT_WAKE_ONE;
+	c.path = NULL;
+	bt_log_clear(&log);
+	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
+	ck_assert_msg(log.n == 1 && strstr(log.text, "path"), "logged: %s", log.text);
+	ck_assert_ptr_eq(p, (struct bp_pool *)0x1);
+	/* a good config logs nothing */
+	c = bt_config(&dir, 8, false);
+	bt_log_into(&c, &log);
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	ck_assert_uint_eq(log.n, 0);
+}
+END_TEST
+
+/* Without a log callback the library writes nothing, where it used to print
+ * on stderr: a refused config, bp_close and bp_discard with a page pinned,
+ * and a bp_close whose write-back failed. */
+START_TEST(silent_without_a_log)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	ck_assert(c.log == NULL);
+	struct bp_pool *p;
+	struct bp_frame *f;
+	uint64_t pg;
+	struct bt_stderr se;
+	char err[512];
+	/* A failed assertion in between is reported through Check's own
+	 * channel, not stderr, so asserting inside the capture is fine. */
+	bt_stderr_begin(&dir, &se);
+	c.page_size = 3000;
+	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
+	c.page_size = 0;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+	ck_assert_int_eq(bp_close(p), -EBUSY);
+	ck_assert_int_eq(bp_discard(p), -EBUSY);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = EIO };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	ck_assert_int_eq(bp_close(p), -EIO);
+	bt_stderr_end(&se, err, sizeof(err));
+	ck_assert_msg(err[0] == '\0', "written to stderr: %s", err);
+	ck_assert_int_eq(bp_discard(p), 0);
+}
+END_TEST
+
+/* bp_close (and bp_discard) refused for a pinned page log which frame and
+ * page, under the call's own name. */
+START_TEST(close_logs_the_pinned_frame)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct bt_log log;
+	bt_log_into(&c, &log);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_frame *f;
+	uint64_t pg;
+	for (int i = 0; i < 3; i++) { /* page 2 is the pinned one */
+		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+		if (i < 2)
+			ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_frame_info fi;
+	ck_assert(bt_frame_of(p, 2, &fi));
+	char want[96];
+	snprintf(want, sizeof(want), "bp_close: frame %u (page 2) is still pinned", fi.frame);
+	ck_assert_int_eq(bp_close(p), -EBUSY);
+	ck_assert_uint_eq(log.n, 1);
+	ck_assert_int_eq(log.level, BP_LOG_ERROR);
+	ck_assert_msg(strstr(log.text, want), "logged: %s, not %s", log.text, want);
+	ck_assert(!log.newline);
+	bt_log_clear(&log);
+	ck_assert_int_eq(bp_discard(p), -EBUSY);
+	snprintf(want, sizeof(want), "bp_discard: frame %u (page 2) is still pinned", fi.frame);
+	ck_assert_msg(log.n == 1 && strstr(log.text, want), "logged: %s, not %s", log.text, want);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	bt_log_clear(&log);
+	ck_assert_int_eq(bp_close(p), 0);
+	ck_assert_uint_eq(log.n, 0);
+}
+END_TEST
+
 START_TEST(bad_access_inputs)
 {
 	struct bp_config c = bt_config(&dir, 4, false);
@@ -383,6 +499,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, close_writes_dirty_pages);
 	tcase_add_test(tc, page_sizes_round_trip);
 	tcase_add_test(tc, bad_open_inputs);
+	tcase_add_test(tc, open_errors_reach_the_log);
+	tcase_add_test(tc, silent_without_a_log);
+	tcase_add_test(tc, close_logs_the_pinned_frame);
 	tcase_add_test(tc, bad_access_inputs);
 	tcase_add_test(tc, stats_print_and_frames);
 	tcase_add_test(tc, direct_io_round_trip);

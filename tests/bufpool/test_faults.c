@@ -6,12 +6,10 @@
  */
 #include <check.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "bp_helpers.h"
 #include "../check_run.h"
@@ -47,27 +45,16 @@ static void assert_no_io_bits(struct bp_pool *p)
 	ck_assert_uint_eq(s.frames_writeback, 0);
 }
 
-/* bp_close with stderr sent to a file of the test directory; what it
- * printed goes to msg (NUL-terminated, possibly empty). */
-static int close_capturing(struct bp_pool *p, char *msg, size_t len)
+/* bp_close of a pool opened with log as its bp_config.log (bt_log_into);
+ * log then holds what this close logged, and only that. */
+static int close_logging(struct bp_pool *p, struct bt_log *log)
 {
-	char path[200];
-	snprintf(path, sizeof(path), "%s/stderr", dir.path);
-	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	ck_assert_int_ge(fd, 0);
-	fflush(stderr);
-	int saved = dup(STDERR_FILENO);
-	ck_assert_int_ge(saved, 0);
-	ck_assert_int_ge(dup2(fd, STDERR_FILENO), 0);
+	bt_log_clear(log);
 	int rc = bp_close(p);
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	ssize_t n = pread(fd, msg, len - 1, 0);
-	msg[n > 0 ? (size_t)n : 0] = '\0';
-	close(fd);
-	unlink(path);
-	fprintf(stderr, "%s", msg); /* still visible in the test log */
+	fprintf(stderr, "%s", log->text); /* still visible in the test log */
+	ck_assert(!log->newline);
+	if (log->n)
+		ck_assert_int_eq(log->level, BP_LOG_ERROR);
 	return rc;
 }
 
@@ -279,6 +266,8 @@ START_TEST(fsync_failure_reaches_flush_and_close)
 {
 	bt_make_file(&dir, 3, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
+	struct bt_log log;
+	bt_log_into(&c, &log);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_fault fa = { .op = BP_FAULT_FSYNC, .kind = BP_FAULT_FAIL, .count = 1 };
@@ -292,10 +281,9 @@ START_TEST(fsync_failure_reaches_flush_and_close)
 	ck_assert_int_eq(bp_release(p, f), 0);
 	fa.err = ENOSPC;
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
-	char msg[512];
-	ck_assert_int_eq(close_capturing(p, msg, sizeof(msg)), -ENOSPC); /* pool kept open */
-	ck_assert_msg(strstr(msg, "fsync failed") && !strstr(msg, "write-back"),
-		      "close message: %s", msg);
+	ck_assert_int_eq(close_logging(p, &log), -ENOSPC); /* pool kept open */
+	ck_assert_msg(log.n == 1 && strstr(log.text, "fsync failed") &&
+		      !strstr(log.text, "write-back"), "close message: %s", log.text);
 	ck_assert_int_eq(bp_close(p), 0);       /* one-shot fault gone: closes */
 	expect_file(3, 1);
 }
@@ -317,16 +305,17 @@ START_TEST(write_error_reaches_close)
 {
 	bt_make_file(&dir, 2, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
+	struct bt_log log;
+	bt_log_into(&c, &log);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_frame *f;
 	dirty_page0_with_version2(p);
 	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = ENOSPC };
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
-	char msg[512];
-	ck_assert_int_eq(close_capturing(p, msg, sizeof(msg)), -ENOSPC);
-	ck_assert_msg(strstr(msg, "dirty pages kept") && !strstr(msg, "fsync"),
-		      "close message: %s", msg);
+	ck_assert_int_eq(close_logging(p, &log), -ENOSPC);
+	ck_assert_msg(log.n == 1 && strstr(log.text, "dirty pages kept") &&
+		      !strstr(log.text, "fsync"), "close message: %s", log.text);
 	/* still open, page still dirty and readable */
 	struct bp_stats st;
 	ck_assert_int_eq(bp_stats_get(p, &st), 0);
@@ -354,6 +343,8 @@ START_TEST(stale_write_error_at_close_is_not_fsync)
 {
 	bt_make_file(&dir, 3, 1);
 	struct bp_config c = bt_config(&dir, 2, false);
+	struct bt_log log;
+	bt_log_into(&c, &log);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	dirty_page0_with_version2(p);
@@ -373,13 +364,12 @@ START_TEST(stale_write_error_at_close_is_not_fsync)
 	ck_assert_uint_eq(st.writes, 2);
 	ck_assert_uint_eq(st.frames_dirty, 0);
 	ck_assert_uint_eq(bt_flags_of(p, 0), UINT32_MAX); /* evicted: it was written */
-	char msg[512];
-	ck_assert_int_eq(close_capturing(p, msg, sizeof(msg)), -EIO);
-	ck_assert_msg(!strstr(msg, "fsync"), "close message blames fsync: %s", msg);
-	ck_assert_msg(strstr(msg, "failed earlier") && strstr(msg, "since been written"),
-		      "close message: %s", msg);
-	ck_assert_int_eq(close_capturing(p, msg, sizeof(msg)), 0); /* reported once */
-	ck_assert_str_eq(msg, "");
+	ck_assert_int_eq(close_logging(p, &log), -EIO);
+	ck_assert_msg(!strstr(log.text, "fsync"), "close message blames fsync: %s", log.text);
+	ck_assert_msg(strstr(log.text, "failed earlier") && strstr(log.text, "since been written"),
+		      "close message: %s", log.text);
+	ck_assert_int_eq(close_logging(p, &log), 0); /* reported once */
+	ck_assert_uint_eq(log.n, 0);
 	/* the file: page 0 at version 2 (the rewrite), the others at 1 */
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	for (uint64_t pg = 0; pg < 3; pg++) {

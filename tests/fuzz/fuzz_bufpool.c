@@ -83,6 +83,15 @@ static void fuzz_fail(const char *fmt, ...)
 	abort();
 }
 
+/* The pool's messages (why a close failed under an armed fault) help read
+ * a crash report: on stderr, as the library once printed them. */
+static void pool_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "bufpool: %s\n", msg);
+}
+
 static void cleanup_dir(void)
 {
 	unlink(file_path);
@@ -398,6 +407,7 @@ int fuzz_bufpool_one(const uint8_t *data, size_t size)
 		.io_threads = 1 + ((c >> 6) & 1),
 		.readahead_pages = 2,
 		.fwait = { .nbuckets = 4, .policy = (enum fwait_policy)((c >> 4) & 3) },
+		.log = pool_log,
 	};
 	struct bp_pool *pool = open_pool(&m, true);
 	check_count(pool, &m, "open");

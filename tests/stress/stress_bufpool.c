@@ -460,6 +460,15 @@ static void remove_files(void)
 		rmdir(dir_path);
 }
 
+/* The pool's messages (a close that failed, a frame still pinned) are part
+ * of a failing round's report: on stderr, as the library once printed them. */
+static void pool_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "bufpool: %s\n", msg);
+}
+
 static struct bp_config pool_config(const struct round_cfg *c, bool verify)
 {
 	struct bp_config cfg = {
@@ -470,6 +479,7 @@ static struct bp_config pool_config(const struct round_cfg *c, bool verify)
 		.io_threads = 2,
 		.writer_interval_ms = c->writer_interval_ms,
 		.io_latency_us = verify ? 0 : c->io_latency_us,
+		.log = pool_log,
 	};
 	cfg.fwait.policy = c->policy == ST_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)c->policy;
 	cfg.fwait.max_steals = c->policy == ST_POLICY_STEAL ? 3 : 0;

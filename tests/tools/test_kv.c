@@ -203,6 +203,42 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+struct msgs {
+	unsigned n;
+	char text[1024];
+};
+
+static void keep_msg(void *arg, int level, const char *msg)
+{
+	struct msgs *m = arg;
+	ck_assert_int_eq(level, BP_LOG_ERROR);
+	m->n++;
+	size_t used = strlen(m->text);
+	snprintf(m->text + used, sizeof(m->text) - used, "%s\n", msg);
+}
+
+/* A close that cannot write: kv_close returns the error, and both the
+ * pool's report and the store's own "discarded" go to the callback given
+ * in kv_config.pool (the store prints nothing itself). */
+START_TEST(test_close_failure_is_logged)
+{
+	struct msgs m = {0};
+	struct kv_config c = {.path = path, .create = true, .truncate = true, .value_size = VSIZE};
+	c.pool.page_size = 512;
+	c.pool.nframes = 16;
+	c.pool.log = keep_msg;
+	c.pool.log_arg = &m;
+	struct kv_store *kv;
+	ck_assert_int_eq(kv_open(&kv, &c), 0);
+	ck_assert_int_eq(kv_put(kv, 1, (uint8_t[VSIZE]){0}), 1);
+	struct bp_fault fa = {.op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL, .err = EIO};
+	ck_assert_int_eq(bp_fault_set(kv_pool(kv), &fa), 0);
+	ck_assert_int_eq(kv_close(kv), -EIO);
+	ck_assert_msg(m.n == 2 && strstr(m.text, "bp_close: a write-back failed") &&
+		      strstr(m.text, "kv_close: close failed"), "logged: %s", m.text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kv");
@@ -213,6 +249,7 @@ int main(void)
 	tcase_add_test(tc, test_scan_in_order);
 	tcase_add_test(tc, test_concurrent_inserts);
 	tcase_add_test(tc, test_bad_input);
+	tcase_add_test(tc, test_close_failure_is_logged);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

@@ -1,6 +1,6 @@
 /*
- * toolutil.c - strict integer option parsing shared by the tools (see
- * toolutil.h).
+ * toolutil.c - strict integer option parsing and the pools' log callback,
+ * shared by the tools (see toolutil.h).
  */
 #include "toolutil.h"
 
@@ -36,4 +36,11 @@ int tool_parse_unsigned(const char *tool, const char *opt, const char *s, unsign
 	if (rc == 0)
 		*out = (unsigned)v;
 	return rc;
+}
+
+void tool_bp_log(void *arg, int level, const char *msg)
+{
+	(void)arg;
+	(void)level;
+	fprintf(stderr, "bufpool: %s\n", msg);
 }

@@ -1,6 +1,6 @@
 /*
  * toolutil.h - small pieces every tool shares: strict integer options and a
- * seeded pseudo-random sequence.
+ * seeded pseudo-random sequence, and the log callback the tools give pools.
  *
  * Design note
  * -----------
@@ -23,6 +23,12 @@ int tool_parse_u64(const char *tool, const char *opt, const char *s, uint64_t mi
 		   uint64_t max, uint64_t *out);
 int tool_parse_unsigned(const char *tool, const char *opt, const char *s, unsigned min,
 			unsigned max, unsigned *out);
+
+/* The bp_config.log (and kv_config.pool.log) of every tool: prints
+ * "bufpool: <msg>" on stderr, whatever the level, so the pool's messages
+ * read as they did when the library printed them itself.  arg is unused.
+ * (Declared without bufpool.h: level is an enum bp_log_level.) */
+void tool_bp_log(void *arg, int level, const char *msg);
 
 /* xorshift64*: the next number of the sequence whose state is *s (never 0). */
 static inline uint64_t tool_rand_next(uint64_t *s)

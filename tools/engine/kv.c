@@ -441,6 +441,8 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 	struct kv_store *kv = calloc(1, sizeof(*kv));
 	if (!kv)
 		return -ENOMEM;
+	kv->log = cfg->pool.log;
+	kv->log_arg = cfg->pool.log_arg;
 	struct bp_config pc = cfg->pool;
 	pc.path = cfg->path;
 	pc.flags |= (cfg->create ? BP_OPEN_CREATE : 0) | (cfg->truncate ? BP_OPEN_TRUNCATE : 0);
@@ -475,8 +477,14 @@ int kv_close(struct kv_store *kv)
 		return 0;
 	bp_release(kv->pool, kv->meta);
 	int rc = bp_close(kv->pool);
-	if (rc < 0 && bp_discard(kv->pool) == 0) /* bp_close left it open */
-		fprintf(stderr, "kv: close failed (%s): unwritten pages discarded\n", strerror(-rc));
+	if (rc < 0 && bp_discard(kv->pool) == 0 && kv->log) { /* bp_close left it open */
+		/* The store has no stream of its own either: its one message
+		 * goes where the pool's go. */
+		char msg[128];
+		snprintf(msg, sizeof(msg), "kv_close: close failed (%s): unwritten pages discarded",
+			 strerror(-rc));
+		kv->log(kv->log_arg, BP_LOG_ERROR, msg);
+	}
 	free(kv);
 	return rc;
 }

@@ -48,7 +48,8 @@ struct kv_config {
 	uint32_t value_size;     /* 8..KV_VALUE_SIZE_MAX; 0 = 100 (or the file's) */
 	struct bp_config pool;   /* nframes, page_size, policy, io_latency_us...;
 				  * path and the create/truncate flags are set
-				  * by kv_open */
+				  * by kv_open; pool.log gets the store's own
+				  * messages too (NULL: silent) */
 };
 
 /* Open (or create) a store.  *out is set only on success.  -EINVAL for bad
@@ -56,7 +57,8 @@ struct kv_config {
  * the error of bp_open. */
 int kv_open(struct kv_store **out, const struct kv_config *cfg);
 /* Flush everything through bp_close and free the store (NULL is a no-op).
- * Returns 0 or the first write/fsync error. */
+ * Returns 0 or the first write/fsync error; on an error the unwritten pages
+ * are discarded (bp_discard), which is logged to the config's pool.log. */
 int kv_close(struct kv_store *kv);
 
 /* Copy the value of key into value (value_size bytes).  0, -ENOENT, or an

@@ -51,6 +51,8 @@ struct kv_store {
 	uint32_t value_size;
 	uint32_t leaf_cap;
 	uint32_t inner_cap;
+	void (*log)(void *log_arg, int level, const char *msg); /* cfg->pool.log */
+	void *log_arg;
 };
 
 /* ---- Node layout ------------------------------------------------------ */

@@ -544,6 +544,7 @@ static int run_policy(const struct tio_options *opt, const char *path,
 		.io_threads = opt->io_threads,
 		.io_latency_us = opt->latency_us,
 		.fwait = { .nbuckets = opt->buckets, .policy = policy },
+		.log = tool_bp_log,
 	};
 	if (opt->readahead == 0)
 		cfg.flags |= BP_OPEN_NO_READAHEAD;

@@ -46,6 +46,7 @@
 #include "hist.h"
 #include "kv.h"
 #include "statsfile.h"
+#include "toolutil.h"
 
 enum op { OP_READ, OP_UPDATE, OP_INSERT, OP_SCAN, OP_RMW, OP_COUNT };
 static const char *const op_names[OP_COUNT] = {"read", "update", "insert", "scan", "rmw"};
@@ -858,6 +859,7 @@ int bpbench_ycsb_main(int argc, char **argv)
 	kc.pool.page_size = R.o.page_size;
 	kc.pool.io_latency_us = R.o.latency_us;
 	kc.pool.fwait.policy = R.o.policy;
+	kc.pool.log = tool_bp_log;
 	int rc = kv_open(&R.kv, &kc), status = 1;
 	if (rc) {
 		fprintf(stderr, "bpbench ycsb: cannot open store %s: %s\n", file, strerror(-rc));
@@ -956,6 +958,7 @@ int bpbench_check_main(int argc, char **argv)
 	kc.pool.nframes = (uint32_t)frames;
 	kc.pool.page_size = (uint32_t)page_size;
 	kc.pool.flags = BP_OPEN_READONLY | BP_OPEN_NO_BGWRITER;
+	kc.pool.log = tool_bp_log;
 	int rc = kv_open(&kv, &kc);
 	if (rc) {
 		fprintf(stderr, "bpbench check: cannot open %s: %s%s\n", file, strerror(-rc),

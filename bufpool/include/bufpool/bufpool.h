@@ -121,6 +121,27 @@ struct bp_config {
 	unsigned writer_interval_ms;/* background writer period; 0 = 50 */
 	uint32_t io_latency_us;     /* simulated device latency per I/O; 0 = off */
 	struct fwait_config fwait;  /* policy, nbuckets, max_steals of the pool's table */
+	/* Where the pool's messages go; NULL (the default) = nowhere: the
+	 * library itself never writes to stderr or any other stream.  See
+	 * enum bp_log_level. */
+	void (*log)(void *log_arg, int level, const char *msg);
+	void *log_arg;              /* passed to log as is */
+};
+
+/* Levels of bp_config.log, most severe first (new levels may be added, so
+ * treat an unknown one as BP_LOG_INFO).  Every message today is
+ * BP_LOG_ERROR: it says why a call returned the error it did (which field
+ * of the config bp_open refused, which frame is still pinned, what failed
+ * at bp_close).  log is called from the thread making that call, before the
+ * call returns, with a NUL-terminated message without trailing newline
+ * (e.g. "bp_open: page size 3000 must be a power of two in [512, 65536]"),
+ * which it must copy if it keeps it.  It must not call into the pool (the
+ * pool may be in the middle of bp_open or bp_close) and should return
+ * quickly. */
+enum bp_log_level {
+	BP_LOG_ERROR = 1,
+	BP_LOG_WARN = 2,
+	BP_LOG_INFO = 3,
 };
 
 struct bp_pool;
@@ -129,23 +150,25 @@ struct bp_frame; /* opaque; valid while pinned */
 /* Open (and with BP_OPEN_CREATE create) the file and build the pool.
  * *out is set only on success.  Errors: -EINVAL (NULL, no path, page size not
  * a power of two in range, bad fwait config, nframes < 2), -ENOMEM, or the
- * open/fstat errno (e.g. -ENOENT without BP_OPEN_CREATE). */
+ * open/fstat errno (e.g. -ENOENT without BP_OPEN_CREATE).  Each -EINVAL for
+ * a field of *cfg is explained to cfg->log (BP_LOG_ERROR). */
 int bp_open(struct bp_pool **out, const struct bp_config *cfg);
 
 /* Write back every dirty page, wait for it, fsync, stop the threads, free
  * everything.  The pool is freed if and only if bp_close returns 0.  On an
  * error it returns what bp_flush would (the first write error since the
  * previous flush, even one whose page has since been written, else the
- * fsync error), prints on stderr which of these it was (a write-back that
- * left pages dirty, one that failed earlier and was written since, or
+ * fsync error), logs (BP_LOG_ERROR) which of these it was (a write-back
+ * that left pages dirty, one that failed earlier and was written since, or
  * fsync), and leaves the pool open and usable (a page that could not be
  * written stays dirty: nothing is dropped silently), so the caller can
  * retry bp_close once the cause is fixed, or give up with bp_discard.
- * -EBUSY (changes nothing) if a page is still pinned; -EINVAL for NULL. */
+ * -EBUSY (changes nothing, logs the first pinned frame) if a page is still
+ * pinned; -EINVAL for NULL. */
 int bp_close(struct bp_pool *pool);
 /* Free the pool without writing anything back: dirty pages are lost.  For a
- * caller giving up after bp_close failed.  0, -EBUSY (a page is pinned),
- * -EINVAL for NULL. */
+ * caller giving up after bp_close failed.  0, -EBUSY (a page is pinned,
+ * logged as by bp_close), -EINVAL for NULL. */
 int bp_discard(struct bp_pool *pool);
 
 /* ---- Page access ------------------------------------------------------------ */
