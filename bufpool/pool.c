@@ -3,12 +3,14 @@
  *
  * Design note
  * -----------
- * bp_open validates the config, opens the file, creates a dedicated jemalloc
- * arena (arenas.create) and allocates the page memory (aligned to the page
- * size, for O_DIRECT) and the frame metadata (cache-line aligned) from it,
- * so the pool's memory shows in jemalloc's stats.arenas.<i>.  It then
- * builds the wait table, the page table partitions, the fault injector, the
- * I/O threads and the background writer.  Every step is undone in reverse
+ * bp_open validates the config and builds the wait table (fwait checks the
+ * rest of the config: refused before the file is opened, so a bad config
+ * never truncates it), opens the file, creates a dedicated jemalloc arena
+ * (arenas.create) and allocates the page memory (aligned to the page size,
+ * for O_DIRECT) and the frame metadata (cache-line aligned) from it, so the
+ * pool's memory shows in jemalloc's stats.arenas.<i>.  It then builds the
+ * page table partitions, the fault injector, the I/O threads and the
+ * background writer.  Every step is undone in reverse
  * by pool_destroy, which bp_close calls after writing everything back.
  * The pool holds no global state; all fields are set before any thread is
  * started (pthread_create orders them) and are read-only afterwards except
@@ -167,7 +169,7 @@ static int build_page_table(struct bp_pool *p, unsigned partitions)
 }
 
 /* Stages reached by bp_open, undone in reverse by pool_destroy. */
-enum { ST_MEM = 1, ST_TABLE, ST_PT, ST_FAULT, ST_IO, ST_WRITER };
+enum { ST_MEM = 1, ST_PT, ST_FAULT, ST_IO, ST_WRITER };
 
 static void pool_destroy(struct bp_pool *p, int stage)
 {
@@ -182,8 +184,7 @@ static void pool_destroy(struct bp_pool *p, int stage)
 			pthread_rwlock_destroy(&p->parts[i].lock);
 	free(p->parts);
 	free(p->heads);
-	if (stage >= ST_TABLE)
-		fwait_table_destroy(p->wt);
+	fwait_table_destroy(p->wt); /* NULL (not built yet) is a no-op */
 	free_memory(p);
 	if (p->fd >= 0)
 		close(p->fd);
@@ -220,6 +221,17 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	atomic_init(&p->unpin_seq, 0);
 	atomic_init(&p->frame_waiters, 0);
 
+	/* The wait table first: it is the last part of the config that can be
+	 * refused, and that must happen before open() may truncate the file. */
+	if ((r = fwait_table_create(&p->wt, &cfg->fwait)) < 0) {
+		if (r == -EINVAL) /* the only config field fwait checks itself */
+			CFG_ERR(cfg, "bp_open: fwait config refused (policy %d, nbuckets %u, "
+				"max_steals %u)", (int)cfg->fwait.policy, cfg->fwait.nbuckets,
+				cfg->fwait.max_steals);
+		pool_destroy(p, 0);
+		return r;
+	}
+
 	int oflags = (cfg->flags & BP_OPEN_READONLY) ? O_RDONLY : O_RDWR;
 	oflags |= O_CLOEXEC;
 	if (cfg->flags & BP_OPEN_CREATE)
@@ -241,14 +253,6 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	if ((r = alloc_memory(p)) < 0)
 		goto fail;
 	stage = ST_MEM;
-	if ((r = fwait_table_create(&p->wt, &cfg->fwait)) < 0) {
-		if (r == -EINVAL) /* the only config field fwait checks itself */
-			CFG_ERR(cfg, "bp_open: fwait config refused (policy %d, nbuckets %u, "
-				"max_steals %u)", (int)cfg->fwait.policy, cfg->fwait.nbuckets,
-				cfg->fwait.max_steals);
-		goto fail;
-	}
-	stage = ST_TABLE;
 	if ((r = build_page_table(p, cfg->partitions)) < 0)
 		goto fail;
 	stage = ST_PT;

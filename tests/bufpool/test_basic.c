@@ -92,6 +92,25 @@ START_TEST(page_sizes_round_trip)
 }
 END_TEST
 
+/* A config refused by fwait (the wait table is built inside bp_open) must
+ * be refused before the file is opened: with BP_OPEN_TRUNCATE the old code
+ * truncated the file first. */
+START_TEST(refused_config_leaves_the_file_alone)
+{
+	bt_make_file(&dir, 3, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	c.flags |= BP_OPEN_TRUNCATE;
+	c.fwait.policy = FWAIT_POLICY_COUNT;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
+	c.flags &= ~BP_OPEN_TRUNCATE;
+	c.fwait.policy = FWAIT_WAKE_ONE;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_uint_eq(bp_page_count(p), 3);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 START_TEST(bad_open_inputs)
 {
 	struct bp_pool *p = (struct bp_pool *)0x1;
@@ -499,6 +518,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, close_writes_dirty_pages);
 	tcase_add_test(tc, page_sizes_round_trip);
 	tcase_add_test(tc, bad_open_inputs);
+	tcase_add_test(tc, refused_config_leaves_the_file_alone);
 	tcase_add_test(tc, open_errors_reach_the_log);
 	tcase_add_test(tc, silent_without_a_log);
 	tcase_add_test(tc, close_logs_the_pinned_frame);
