@@ -9,8 +9,8 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 builddir=${1:-build}; shift || true
 
 # Build and test dependencies, Debian package names only.
-pkgs=(gcc meson ninja-build pkg-config check libjemalloc-dev   # build
-      spin valgrind gnuplot-nox clang libclang-rt-14-dev)      # tests and tools
+pkgs=(gcc g++ meson ninja-build pkg-config check libjemalloc-dev   # build (g++: C++ tests)
+      spin valgrind gnuplot-nox clang libclang-rt-14-dev)          # tests and tools
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - set everything up on a fresh Debian machine and run every test
-# suite (headers, fwait, bufpool, stress, model, tools) in the normal build.
+# suite (headers, cxx, fwait, bufpool, stress, model, tools, fuzz) in the
+# normal build.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh" build

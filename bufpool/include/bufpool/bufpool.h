@@ -36,12 +36,15 @@
 #ifndef BUFPOOL_BUFPOOL_H
 #define BUFPOOL_BUFPOOL_H
 
+#ifndef __cplusplus
 #include <stdbool.h>
+#endif
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
+/* Also C++: the C/C++ notes and the word type are fwait.h's. */
 #include "fwait/fwait.h"
 
 #ifdef __cplusplus

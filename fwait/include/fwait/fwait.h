@@ -40,11 +40,63 @@
 #ifndef FWAIT_FWAIT_H
 #define FWAIT_FWAIT_H
 
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
+
+/*
+ * The word type, for C and C++
+ * ----------------------------
+ * Every call that takes a caller's word takes a fwait_atomic_u32 *.  In C
+ * that is _Atomic uint32_t, so C callers may keep writing _Atomic uint32_t;
+ * in C++ (any standard from C++11 on) it is std::atomic<uint32_t>.  The
+ * header includes <stdatomic.h> only in C (in C++ before C++23 it does not
+ * exist or is not the C header) and <atomic> only in C++.
+ *
+ * The two are the same object in memory, and the library's C code and a
+ * C++ caller may operate on one word together: libstdc++'s
+ * std::atomic<uint32_t> holds one uint32_t aligned to its size and uses
+ * the same lock-free __atomic builtins GCC and Clang use for C's _Atomic
+ * uint32_t; libc++ (with Clang) holds a C11 _Atomic(uint32_t) itself.
+ * C++23 makes that the rule (P0943: its <stdatomic.h> defines _Atomic(T)
+ * as std::atomic<T>).  Waits are keyed on the word's address (FWAIT_FUTEX
+ * sleeps on the word itself), which a C++ caller passes as &word.
+ * What is checked here, when the header is compiled:
+ *   C:    _Static_assert: sizeof and _Alignof(_Atomic uint32_t) equal
+ *         uint32_t's, and ATOMIC_INT_LOCK_FREE == 2 (always lock-free);
+ *   C++:  static_assert: sizeof and alignof(std::atomic<uint32_t>) equal
+ *         uint32_t's, and std::atomic<uint32_t>::is_always_lock_free from
+ *         C++17 on (else ATOMIC_INT_LOCK_FREE == 2).
+ * The structs' bool members are C's _Bool (<stdbool.h>, included in C
+ * only) and C++'s bool, one byte in both under the psABIs GCC and Clang
+ * follow.  tests/cxx compares the struct layouts the C and the C++
+ * compiler see.
+ */
+#ifdef __cplusplus
+#include <atomic>
+typedef std::atomic<uint32_t> fwait_atomic_u32;
+static_assert(sizeof(fwait_atomic_u32) == sizeof(uint32_t),
+	      "fwait: std::atomic<uint32_t> must have uint32_t's size");
+static_assert(alignof(fwait_atomic_u32) == alignof(uint32_t),
+	      "fwait: std::atomic<uint32_t> must have uint32_t's alignment");
+#if defined(__cpp_lib_atomic_is_always_lock_free)
+static_assert(fwait_atomic_u32::is_always_lock_free,
+	      "fwait: std::atomic<uint32_t> must be always lock-free");
+#else
+static_assert(ATOMIC_INT_LOCK_FREE == 2,
+	      "fwait: std::atomic<uint32_t> must be always lock-free");
+#endif
+#else /* C */
+#include <stdatomic.h>
+#include <stdbool.h>
+typedef _Atomic uint32_t fwait_atomic_u32;
+_Static_assert(sizeof(fwait_atomic_u32) == sizeof(uint32_t),
+	       "fwait: _Atomic uint32_t must have uint32_t's size");
+_Static_assert(_Alignof(fwait_atomic_u32) == _Alignof(uint32_t),
+	       "fwait: _Atomic uint32_t must have uint32_t's alignment");
+_Static_assert(ATOMIC_INT_LOCK_FREE == 2,
+	       "fwait: _Atomic uint32_t must be always lock-free");
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -129,26 +181,26 @@ int fwait_policy_parse(const char *name, enum fwait_policy *out);
 /* Take a lock-style bit (PG_locked), sleeping as an exclusive waiter.
  * 0, -ETIMEDOUT (nothing held), or -EINVAL (NULL t/word, bit > 30, a
  * deadline with tv_nsec outside [0, 1e9) or a negative tv_sec). */
-int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+int fwait_bit_lock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit,
 		   const struct timespec *deadline);
 /* 0 if taken, -EBUSY if held, -EINVAL; never sleeps, never touches a table. */
-int fwait_bit_trylock(_Atomic uint32_t *word, unsigned bit);
+int fwait_bit_trylock(fwait_atomic_u32 *word, unsigned bit);
 /* Release a held lock bit.  Under WAKE_ONE the bit passes directly to the
  * oldest exclusive waiter of (word, bit); the caller must hold the bit.
  * Returns -EPERM (and changes nothing) if the bit was not set, -EINVAL. */
-int fwait_bit_unlock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit);
+int fwait_bit_unlock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit);
 /* Wait until the bit is clear, without taking it (wait_on_page_writeback).
  * Loops until the bit is really observed clear.  0, -ETIMEDOUT, -EINVAL. */
-int fwait_bit_wait(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
+int fwait_bit_wait(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit,
 		   const struct timespec *deadline);
 /* Set an event-style bit (PG_writeback).  Returns the old state of the bit
  * (true if it was already set); a plain atomic OR, no table access. */
-bool fwait_bit_set(_Atomic uint32_t *word, unsigned bit);
+bool fwait_bit_set(fwait_atomic_u32 *word, unsigned bit);
 /* Clear an event-style bit and wake every waiter of (word, bit).  Clearing a
  * clear bit is harmless.  0 or -EINVAL. */
-int fwait_bit_clear(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit);
+int fwait_bit_clear(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit);
 /* Predicate: is the bit set (acquire load). */
-bool fwait_bit_test(const _Atomic uint32_t *word, unsigned bit);
+bool fwait_bit_test(const fwait_atomic_u32 *word, unsigned bit);
 
 /* ---- Generic keyed waits (wait_event_filtered) --------------------------- */
 
