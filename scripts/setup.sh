@@ -10,7 +10,8 @@ builddir=${1:-build}; shift || true
 
 # Build and test dependencies, Debian package names only.
 pkgs=(gcc meson ninja-build pkg-config check libjemalloc-dev   # build
-      spin valgrind gnuplot-nox clang libclang-rt-14-dev)      # tests and tools
+      spin valgrind gnuplot-nox clang libclang-rt-14-dev       # tests and tools
+      g++)                                                     # tests/consumer (C++)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -19,7 +19,8 @@
 #
 # The copy is of the files git tracks plus untracked ones it does not ignore,
 # as they are in the working tree.  CC (default cc) and CXX (default g++)
-# choose the compilers of (a).  Takes well under a minute on 2 cores.
+# choose the compilers of (a).  Needs what scripts/setup.sh installs (run
+# after it, as .ci/run does).  Takes well under a minute on 2 cores.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 CC=${CC:-cc}
