@@ -3,7 +3,8 @@
  *
  * Design note
  * -----------
- *   pool.c       open/close, jemalloc arena, accessors
+ *   pool.c       open/close, accessors
+ *   pagemem.c    page memory and frames: jemalloc arena or system allocator
  *   pagetable.c  partitioned hash pageno -> frame (per-partition rwlock)
  *   clock.c      clock sweep: claim a free frame or evict a victim
  *   access.c     bp_get / bp_release / bp_new_page / bp_mark_dirty, readahead

@@ -5,10 +5,10 @@
  * -----------
  * bp_open validates the config and builds the wait table (fwait checks the
  * rest of the config: refused before the file is opened, so a bad config
- * never truncates it), opens the file, creates a dedicated jemalloc arena
- * (arenas.create) and allocates the page memory (aligned to the page size,
- * for O_DIRECT) and the frame metadata (cache-line aligned) from it, so the
- * pool's memory shows in jemalloc's stats.arenas.<i>.  It then builds the
+ * never truncates it), opens the file, and allocates the page memory
+ * (aligned to the page size, for O_DIRECT) and the frame metadata
+ * (cache-line aligned) through pagemem.c (a dedicated jemalloc arena, or
+ * the system allocator in a build without jemalloc).  It then builds the
  * page table partitions, the fault injector, the I/O threads and the
  * background writer.  Every step is undone in reverse
  * by pool_destroy, which bp_close calls after writing everything back.
@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <jemalloc/jemalloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include <unistd.h>
 
 #include "bufpool/internal.h"
+#include "bufpool/pagemem.h"
 
 static unsigned log2u(uint64_t v)
 {
@@ -101,17 +101,22 @@ static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32
 static int alloc_memory(struct bp_pool *p)
 {
 	unsigned arena;
-	size_t sz = sizeof(arena);
-	if (mallctl("arenas.create", &arena, &sz, NULL, 0) != 0)
+	if (bp_pagemem_create(&arena) < 0)
 		return -ENOMEM;
 	p->arena = arena;
-	int flags = MALLOCX_ARENA(arena) | MALLOCX_TCACHE_NONE;
 	p->pages_bytes = (size_t)p->nframes * p->page_size;
 	p->frames_bytes = (size_t)p->nframes * sizeof(struct bp_frame);
-	p->pages = mallocx(p->pages_bytes, flags | MALLOCX_ALIGN(p->page_size) | MALLOCX_ZERO);
-	p->frames = mallocx(p->frames_bytes, flags | MALLOCX_ALIGN(BP_CACHELINE) | MALLOCX_ZERO);
-	if (!p->pages || !p->frames)
+	p->pages = bp_pagemem_alloc(arena, p->pages_bytes, p->page_size);
+	p->frames = bp_pagemem_alloc(arena, p->frames_bytes, BP_CACHELINE);
+	if (!p->pages || !p->frames) {
+		/* free_memory destroys the arena only with both blocks. */
+		bp_pagemem_free(arena, p->pages, p->pages_bytes);
+		bp_pagemem_free(arena, p->frames, p->frames_bytes);
+		bp_pagemem_destroy(arena);
+		p->pages = NULL;
+		p->frames = NULL;
 		return -ENOMEM;
+	}
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
 		atomic_init(&f->state, 0);
@@ -128,16 +133,11 @@ static int alloc_memory(struct bp_pool *p)
 
 static void free_memory(struct bp_pool *p)
 {
-	int flags = MALLOCX_ARENA(p->arena) | MALLOCX_TCACHE_NONE;
-	if (p->pages)
-		dallocx(p->pages, flags);
-	if (p->frames)
-		dallocx(p->frames, flags);
-	if (p->pages || p->frames) {
-		char name[64];
-		snprintf(name, sizeof(name), "arena.%u.destroy", p->arena);
-		mallctl(name, NULL, NULL, NULL, 0);
-	}
+	if (!p->pages || !p->frames)
+		return;
+	bp_pagemem_free(p->arena, p->pages, p->pages_bytes);
+	bp_pagemem_free(p->arena, p->frames, p->frames_bytes);
+	bp_pagemem_destroy(p->arena);
 }
 
 static int build_page_table(struct bp_pool *p, unsigned partitions)

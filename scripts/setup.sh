@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 builddir=${1:-build}; shift || true
 
 # Build and test dependencies, Debian package names only.
-pkgs=(gcc g++ meson ninja-build pkg-config check libjemalloc-dev   # build (g++: C++ tests)
+pkgs=(gcc g++ meson ninja-build pkg-config check libjemalloc-dev   # build (g++: C++ tests, consumer)
       spin valgrind gnuplot-nox clang libclang-rt-14-dev)          # tests and tools
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# tests/consumer/run.sh - use fwait and bufpool as a consumer would, from a
+# fresh copy of this repository in a temporary directory (CI: .ci/run).
+#
+#   (a) install: configure with -Dtools=disabled -Dtests=disabled
+#       -Ddefault_library=both, install into a temporary prefix; the include
+#       directory holds only the public headers (fwait/, bufpool/);
+#       `pkg-config --print-requires bufpool` does not list jemalloc; the C
+#       consumer (cc) and the C++ one (g++ -std=c++17) are built with
+#       `pkg-config --cflags --libs bufpool` (shared: the consumer binary
+#       does not get libjemalloc as NEEDED, and its malloc stays libc's)
+#       and with `--static` (cc -static), and run.
+#   (b) subproject: tests/consumer/meson.build as a Meson project with the
+#       repository under subprojects/fb-lib (not "fwait") found through
+#       fwait-bufpool.wrap's [provide] section, default_library=static:
+#       `meson test --list` shows only the consumer's two tests, no tool
+#       target is configured or built, `meson install` installs only the
+#       libraries, headers and pkg-config files, and the tests pass.
+#
+# The copy is of the files git tracks plus untracked ones it does not ignore,
+# as they are in the working tree.  CC (default cc) and CXX (default g++)
+# choose the compilers of (a).  Needs what scripts/setup.sh installs (run
+# after it, as .ci/run does).  Takes well under a minute on 2 cores.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+CC=${CC:-cc}
+CXX=${CXX:-g++}
+tmp=$(mktemp -d /tmp/fb-consumer.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+step() { echo; echo "--- consumer: $*"; }
+fail() { echo "consumer: FAIL: $*" >&2; exit 1; }
+
+# The libraries the dynamic linker binds malloc to, running $1.
+malloc_provider() {
+	LD_DEBUG=bindings LD_DEBUG_OUTPUT=$tmp/ld "$1" >/dev/null 2>&1 || true
+	cat "$tmp"/ld.* | sed -n "s/.* to \([^ ]*\) .*normal symbol \`malloc'.*/\1/p" | sort -u | tr '\n' ' '
+	rm -f "$tmp"/ld.*
+}
+
+copy_repo() {
+	local dest=$1
+	mkdir -p "$dest"
+	(cd "$here" &&
+	 git ls-files -z --cached --others --exclude-standard |
+	 while IFS= read -r -d '' f; do if [ -f "$f" ]; then printf '%s\0' "$f"; fi; done |
+	 xargs -0 cp --parents -t "$dest")
+}
+
+# ---- (a) installed, through pkg-config -------------------------------------
+step "install into a temporary prefix (-Dtools=disabled -Dtests=disabled)"
+src=$tmp/src prefix=$tmp/prefix
+copy_repo "$src"
+meson setup "$tmp/build-install" "$src" --prefix="$prefix" --libdir=lib \
+	-Dtools=disabled -Dtests=disabled -Ddefault_library=both >/dev/null
+ninja -C "$tmp/build-install" >/dev/null
+meson install -C "$tmp/build-install" --quiet >/dev/null
+(cd "$prefix" && find . -type f -o -type l | sort)
+
+expected=$( (cd "$src/fwait/include" && find . -name '*.h'; cd "$src/bufpool/include" && find . -name '*.h') | sort)
+actual=$(cd "$prefix/include" && find . -type f -o -type l | sort)
+[ "$actual" = "$expected" ] ||
+	fail "installed include directory holds $(echo $actual), expected $(echo $expected)"
+[ ! -e "$prefix/bin" ] || fail "something was installed in bin/: $(ls "$prefix/bin")"
+echo "include/: only the public headers ($(echo $actual))"
+
+export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+requires=$(pkg-config --print-requires bufpool)
+requires_private=$(pkg-config --print-requires-private bufpool)
+echo "pkg-config --print-requires bufpool:         " $requires
+echo "pkg-config --print-requires-private bufpool: " $requires_private
+echo "pkg-config --libs bufpool:                   " $(pkg-config --libs bufpool)
+echo "pkg-config --static --libs bufpool:          " $(pkg-config --static --libs bufpool)
+if grep -qw jemalloc <<<"$requires"; then fail "bufpool.pc lists jemalloc in Requires"; fi
+if grep -qw -- -ljemalloc <<<"$(pkg-config --libs bufpool)"; then
+	fail "pkg-config --libs bufpool puts -ljemalloc on a shared link"
+fi
+with_jemalloc=0
+if grep -qw jemalloc <<<"$requires_private"; then
+	with_jemalloc=1
+	grep -qw -- -ljemalloc <<<"$(pkg-config --static --libs bufpool)" ||
+		fail "pkg-config --static --libs bufpool lacks -ljemalloc"
+fi
+
+cflags=$(pkg-config --cflags bufpool)
+libs=$(pkg-config --libs bufpool)
+static_libs=$(pkg-config --static --libs bufpool)
+rpath=-Wl,-rpath,$(pkg-config --variable=libdir bufpool)
+cd "$tmp"
+
+step "shared link: $CC and $CXX -std=c++17 with pkg-config --cflags --libs bufpool"
+# shellcheck disable=SC2086
+$CC -std=c11 -Wall -Wextra -Werror $cflags "$here/tests/consumer/consumer.c" -o c-shared $libs $rpath
+# shellcheck disable=SC2086
+$CXX -std=c++17 -Wall -Wextra -Werror $cflags "$here/tests/consumer/consumer.cpp" -o cxx-shared $libs $rpath
+for exe in c-shared cxx-shared; do
+	needed=$(readelf -d "$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+	echo "$exe NEEDED: $needed"
+	grep -q 'libbufpool\.so' <<<"$needed" || fail "$exe does not need libbufpool.so"
+	if grep -q jemalloc <<<"$needed"; then fail "$exe has libjemalloc as NEEDED"; fi
+	# Which library the process's malloc binds to (libjemalloc is loaded,
+	# as libbufpool's dependency, after libc: it is not the allocator).
+	malloc_from=$(malloc_provider "./$exe")
+	echo "$exe malloc binds to: $malloc_from"
+	if grep -q jemalloc <<<"$malloc_from"; then fail "$exe: jemalloc became the process's malloc"; fi
+	"./$exe"
+done
+
+step "static link: $CC -static and $CXX -static with pkg-config --static --cflags --libs bufpool"
+# shellcheck disable=SC2086
+$CC -static -std=c11 -Wall -Wextra -Werror $cflags "$here/tests/consumer/consumer.c" -o c-static $static_libs
+# shellcheck disable=SC2086
+$CXX -static -std=c++17 -Wall -Wextra -Werror $cflags "$here/tests/consumer/consumer.cpp" -o cxx-static $static_libs
+for exe in c-static cxx-static; do
+	if readelf -d "$exe" 2>/dev/null | grep -q NEEDED; then fail "$exe is not fully static"; fi
+	if [ $with_jemalloc = 1 ]; then
+		syms=$(nm "$exe")
+		grep -qw mallocx <<<"$syms" || fail "$exe does not contain jemalloc"
+		# jemalloc's malloc, not glibc's (no __libc_malloc linked in).
+		if grep -qw __libc_malloc <<<"$syms"; then fail "$exe: glibc's malloc linked in as well"; fi
+	fi
+	echo "$exe: fully static$([ $with_jemalloc = 1 ] && echo ", jemalloc linked in (the process's malloc)")"
+	"./$exe"
+done
+unset PKG_CONFIG_PATH
+
+# ---- (b) as a Meson subproject under another folder name -------------------
+step "Meson subproject: subprojects/fb-lib + fwait-bufpool.wrap, default_library=static"
+cons=$tmp/consumer
+mkdir -p "$cons/subprojects"
+cp "$here/tests/consumer/meson.build" "$here/tests/consumer/consumer.c" \
+   "$here/tests/consumer/consumer.cpp" "$cons/"
+cp "$here/tests/consumer/fwait-bufpool.wrap" "$cons/subprojects/"
+copy_repo "$cons/subprojects/fb-lib"
+# --force-fallback-for: the subproject even where a bufpool is installed.
+meson setup "$cons/build" "$cons" --force-fallback-for=fwait,bufpool >"$tmp/setup.log" ||
+	{ cat "$tmp/setup.log"; fail "meson setup of the consumer"; }
+grep -E "Dependency (fwait|bufpool)|default_library|tools|tests" "$tmp/setup.log" || true
+
+# (meson test --list builds first: ninja's line is not a test)
+tests=$(meson test -C "$cons/build" --list 2>/dev/null | grep -v '^ninja: ')
+echo "meson test --list:"; echo "$tests" | sed 's/^/  /'
+[ "$tests" = "$(printf 'consumer c\nconsumer c++')" ] ||
+	fail "meson test --list shows more than the consumer's own two tests"
+
+ninja -C "$cons/build" >/dev/null
+targets=$(meson introspect --targets "$cons/build" |
+	  python3 -c 'import json, sys; print("\n".join(sorted(t["name"] for t in json.load(sys.stdin))))')
+echo "targets:" $targets
+allowed='^(consumer-c|consumer-cxx|fwait|bufpool|fwait_core|bufpool_core|fwait-prelinked|bufpool-prelinked)$'
+if grep -Evq "$allowed" <<<"$targets"; then
+	fail "targets other than the libraries: $(grep -Ev "$allowed" <<<"$targets" | tr '\n' ' ')"
+fi
+for tool in bpbench bpstat fwait-herd; do
+	if [ -n "$(find "$cons/build" -name "$tool" -type f)" ]; then fail "$tool was built"; fi
+done
+sub=$cons/build/subprojects/fb-lib
+[ -f "$sub/bufpool/libbufpool.a" ] && [ -f "$sub/fwait/libfwait.a" ] ||
+	fail "no static libbufpool.a / libfwait.a in the subproject"
+if [ -n "$(find "$sub" -name '*.so*' -type f)" ]; then
+	fail "shared libraries built despite default_library=static: $(find "$sub" -name '*.so*' -type f)"
+fi
+echo "subproject: static libraries only ($(cd "$sub" && find . -name 'lib*.a' | sort | tr '\n' ' '))"
+for exe in consumer-c consumer-cxx; do
+	echo "$exe NEEDED: $(readelf -d "$cons/build/$exe" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')"
+	# (static libbufpool.a: libjemalloc comes before libc, so it is malloc)
+	echo "$exe malloc binds to: $(malloc_provider "$cons/build/$exe")"
+done
+
+meson install -C "$cons/build" --destdir "$tmp/destdir" --quiet >/dev/null
+installed=$(cd "$tmp/destdir" && find . -type f -o -type l | sort)
+echo "meson install of the consumer:"; echo "$installed" | sed 's/^/  /'
+if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$' <<<"$installed" | grep -q .; then
+	fail "the subproject installs more than its libraries, headers and pkg-config files"
+fi
+
+meson test -C "$cons/build" --print-errorlogs
+step "ok"
