@@ -13,7 +13,7 @@
  *     dallocx): the library never depends on which malloc the process uses.
  *   - system: posix_memalign, then memset to zero (which touches, and so
  *     commits, the whole pool at bp_open); there is no arena and
- *     bp_stats.jemalloc_arena reads BP_PAGEMEM_NO_ARENA (UINT_MAX).
+ *     bp_stats.jemalloc_arena reads BP_NO_ARENA.
  * Alignment: page memory to the page size (O_DIRECT), frames to a cache line.
  */
 #include <errno.h>
@@ -59,7 +59,7 @@ void bp_pagemem_destroy(unsigned arena)
 
 int bp_pagemem_create(unsigned *arena)
 {
-	*arena = BP_PAGEMEM_NO_ARENA;
+	*arena = BP_NO_ARENA;
 	return 0;
 }
 

@@ -5,14 +5,12 @@
 #ifndef BUFPOOL_PAGEMEM_H
 #define BUFPOOL_PAGEMEM_H
 
-#include <limits.h>
 #include <stddef.h>
 
-/* bp_stats.jemalloc_arena of a pool built without jemalloc: no arena. */
-#define BP_PAGEMEM_NO_ARENA UINT_MAX
+#include "bufpool/bufpool.h" /* BP_NO_ARENA */
 
 /* A new private arena for one pool: its jemalloc arena index, or
- * BP_PAGEMEM_NO_ARENA when the library is built without jemalloc.
+ * BP_NO_ARENA when the library is built without jemalloc.
  * 0, or -ENOMEM when jemalloc cannot create one. */
 int bp_pagemem_create(unsigned *arena);
 

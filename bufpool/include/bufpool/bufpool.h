@@ -5,8 +5,9 @@
  * Design note
  * -----------
  * A pool caches fixed-size pages of one file in a fixed number of frames.
- * Page memory comes from a dedicated jemalloc arena (aligned to the page
- * size, so O_DIRECT works and the pool shows up in jemalloc's stats).  Each
+ * Page memory is aligned to the page size (so O_DIRECT works) and comes
+ * from a dedicated jemalloc arena (the pool shows up in jemalloc's stats),
+ * or from posix_memalign in a build with -Djemalloc=disabled.  Each
  * frame has one 32-bit atomic state word with page-cache-style bits and its
  * pin count (layout below); there is no mutex or condition variable in a
  * frame: every wait (page read in, write-back, content latch, free frame)
@@ -65,6 +66,7 @@ extern "C" {
 #define BP_READAHEAD_DEFAULT 8u       /* pages read ahead on sequential misses */
 #define BP_WRITER_INTERVAL_MS_DEFAULT 50u
 #define BP_NO_PAGE UINT64_MAX         /* pageno of an unmapped frame */
+#define BP_NO_ARENA (~0u)             /* bp_stats.jemalloc_arena without jemalloc */
 
 /* ---- Frame state word ------------------------------------------------------
  *
@@ -311,7 +313,8 @@ struct bp_stats {
 	uint32_t partitions;
 	uint32_t io_threads;
 	enum fwait_policy policy;
-	unsigned jemalloc_arena;  /* arena index holding the pool memory */
+	unsigned jemalloc_arena;  /* arena index holding the pool memory;
+				   * BP_NO_ARENA in a build without jemalloc */
 	size_t pool_bytes;        /* page memory + frame metadata */
 	uint64_t file_pages;      /* current page count */
 	/* counters */
