@@ -56,7 +56,7 @@ ninja -C "$tmp/build-install" >/dev/null
 meson install -C "$tmp/build-install" --quiet >/dev/null
 (cd "$prefix" && find . -type f -o -type l | sort)
 
-expected=$( (cd "$src/fwait/include" && find . -name '*.h'; cd "$src/bufpool/include" && find . -name '*.h') | sort)
+expected=$( (cd "$src/fwait/include" && find . -name '*.h' -o -name '*.hpp'; cd "$src/bufpool/include" && find . -name '*.h' -o -name '*.hpp') | sort)
 actual=$(cd "$prefix/include" && find . -type f -o -type l | sort)
 [ "$actual" = "$expected" ] ||
 	fail "installed include directory holds $(echo $actual), expected $(echo $expected)"
@@ -169,7 +169,7 @@ done
 meson install -C "$cons/build" --destdir "$tmp/destdir" --quiet >/dev/null
 installed=$(cd "$tmp/destdir" && find . -type f -o -type l | sort)
 echo "meson install of the consumer:"; echo "$installed" | sed 's/^/  /'
-if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$' <<<"$installed" | grep -q .; then
+if grep -Ev '/include/(fwait|bufpool)/[^/]+\.hpp?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$' <<<"$installed" | grep -q .; then
 	fail "the subproject installs more than its libraries, headers and pkg-config files"
 fi
 
