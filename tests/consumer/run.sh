@@ -169,7 +169,7 @@ done
 meson install -C "$cons/build" --destdir "$tmp/destdir" --quiet >/dev/null
 installed=$(cd "$tmp/destdir" && find . -type f -o -type l | sort)
 echo "meson install of the consumer:"; echo "$installed" | sed 's/^/  /'
-if grep -Ev '/include/(fwait|bufpool)/[^/]+\.hpp?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$' <<<"$installed" | grep -q .; then
+if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$' <<<"$installed" | grep -q .; then
 	fail "the subproject installs more than its libraries, headers and pkg-config files"
 fi
 
