@@ -184,8 +184,9 @@ struct bp_pool {
 
 /* ---- helpers ---- */
 
-/* Largest value of the pin field: only the pool's own write-back pins go
- * past BP_PIN_MAX, one per thread starting a write-back of the frame. */
+/* Largest value of the pin field.  Past BP_PIN_MAX go only the transient
+ * pin of a bp_get being refused (pagetable.c) and the pool's write-back
+ * pins: at most one per thread at a time, fewer than the headroom. */
 #define BP_PIN_FIELD_MAX (BP_PIN_MASK >> BP_PIN_SHIFT)
 
 static inline uint32_t bp_pins(uint32_t s)

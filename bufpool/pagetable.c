@@ -24,21 +24,27 @@ static inline struct bp_frame *frame_at(struct bp_pool *p, uint32_t idx)
 	return idx == BP_NONE_IDX ? NULL : &p->frames[idx];
 }
 
-/* Pin f found through the table (the partition lock keeps it mapped) and
- * mark it referenced, in one CAS.  Acquire pairs with the release in the
- * read completion's fwait_bit_unlock, so a pinner that then sees UPTODATE
- * also sees the page data.  0, or -EAGAIN and nothing changed at the pin
- * limit: a CAS, not a fetch_add, because an add at the limit would carry
- * into bit 31, fwait's waiters bit, and lose a wakeup. */
+/* Pin f found through the table (the partition lock keeps it mapped): one
+ * fetch_add on the hit path, and one fetch_or the first time after the
+ * clock cleared REFERENCED.  Acquire pairs with the release in the read
+ * completion's fwait_bit_unlock, so a pinner that then sees UPTODATE also
+ * sees the page data.  At the pin limit the add is undone and -EAGAIN
+ * returned.  The add itself cannot carry into bit 31 (fwait's waiters
+ * bit): BP_PIN_MAX leaves 2^22 values of headroom in the field, and each
+ * thread holds at most one pin past BP_PIN_MAX at a time (this add before
+ * its undo, or a write-back pin, which pin_if_dirty bounds by CAS), while a
+ * Linux process cannot have 2^22 threads (PID_MAX_LIMIT). */
 static int pin_found(struct bp_frame *f)
 {
-	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
-	do {
-		if (bp_pins(s) == BP_PIN_MAX)
-			return -EAGAIN;
-	} while (!atomic_compare_exchange_weak_explicit(&f->state, &s,
-			(s + BP_PIN_ONE) | BP_F_REFERENCED,
-			memory_order_acquire, memory_order_relaxed));
+	uint32_t old = atomic_fetch_add_explicit(&f->state, BP_PIN_ONE, memory_order_acquire);
+	if (bp_pins(old) >= BP_PIN_MAX) {
+		/* Relaxed: nothing was done under this pin; the count stays
+		 * far from zero, so no unpin wake is due. */
+		atomic_fetch_sub_explicit(&f->state, BP_PIN_ONE, memory_order_relaxed);
+		return -EAGAIN;
+	}
+	if (!(old & BP_F_REFERENCED))
+		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
 	return 0;
 }
 

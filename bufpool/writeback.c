@@ -37,9 +37,9 @@
 #include "bufpool/internal.h"
 
 /* Acquire on the pin pairs with the release of the previous unpin.  Callers'
- * pins stop at BP_PIN_MAX, so this pin fits unless more than 1024 threads
- * start a write-back of f at once; then nothing is pinned (never a carry
- * into fwait's bit 31) and one of the others writes the page. */
+ * pins stop at BP_PIN_MAX, half the field, so this pin always fits in
+ * practice (see pagetable.c's pin_found); the CAS refuses at the field's
+ * end all the same, so it can never carry into fwait's bit 31. */
 static bool pin_if_dirty(struct bp_frame *f)
 {
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);

@@ -98,11 +98,12 @@ enum bp_state_bit {
 #define BP_PIN_SHIFT 8u
 #define BP_PIN_ONE (UINT32_C(1) << BP_PIN_SHIFT)
 #define BP_PIN_MASK (((UINT32_C(1) << 23) - 1) << BP_PIN_SHIFT)
-/* Most pins callers can hold on one frame (bp_get, bp_new_page); one more
- * is refused with -EAGAIN, never carried into fwait's waiters bit.  The
- * top 1024 values of the field are kept for the pool's own short pins
- * (write-back), so a fully pinned page can still be written. */
-#define BP_PIN_MAX ((BP_PIN_MASK >> BP_PIN_SHIFT) - 1024u)
+/* Most pins callers can hold on one frame (bp_get, bp_new_page): 2^22 - 1.
+ * One more is refused with -EAGAIN, never carried into fwait's waiters
+ * bit.  The upper half of the field is headroom, so pinning stays one
+ * fetch_add and the pool's own short write-back pins still fit on a fully
+ * pinned page. */
+#define BP_PIN_MAX ((BP_PIN_MASK >> BP_PIN_SHIFT) >> 1)
 
 /* ---- Configuration ---------------------------------------------------------- */
 
