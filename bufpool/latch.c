@@ -20,8 +20,10 @@
  * is 0, and SW is no wider than it (asserted below), so it cannot carry
  * either.
  * Fast paths are one CAS and never touch the wait table: shared when no X
- * is held or queued, exclusive when the word is idle: zero apart from
- * EPOCH, which keeps the value the last reader phase left.  Otherwise the
+ * is held or queued, exclusive when the word is 0.  An idle latch is
+ * always 0: a release that leaves no holder and no waiter also clears
+ * EPOCH, whose value only a queued (or admitted, still counted) reader
+ * reads, so nobody can be looking at it then.  Otherwise the
  * thread parks with fwait_wait on one of two keys of the frame, exclusive
  * waiters on &latch (FWAIT_EXCLUSIVE) and shared waiters on &latch + 1.
  * The ready callback runs under the bucket lock: its first call either
@@ -157,20 +159,15 @@ static int try_shared(struct bp_frame *f)
 	return -EBUSY;
 }
 
-/* The latch is free when nothing but EPOCH is set: EPOCH keeps whatever
- * value the last reader phase left (it is never reset), so "word == 0"
- * would send every other idle latch down the slow path. */
+/* One CAS from 0: an idle latch word is 0, EPOCH included (the releases
+ * that leave it idle clear it). */
 static bool try_exclusive(struct bp_frame *f)
 {
-	uint64_t v = atomic_load_explicit(&f->latch, memory_order_relaxed);
-	while (!(v & ~L_EPOCH)) {
-		/* Acquire on success pairs with the release in the unlatch that
-		 * freed the latch: the holder sees the previous holder's writes. */
-		if (atomic_compare_exchange_weak_explicit(&f->latch, &v, v | L_X,
-				memory_order_acquire, memory_order_relaxed))
-			return true;
-	}
-	return false;
+	uint64_t v = 0;
+	/* Acquire on success pairs with the release in the unlatch that freed
+	 * the latch: the holder sees the previous holder's writes. */
+	return atomic_compare_exchange_strong_explicit(&f->latch, &v, L_X,
+			memory_order_acquire, memory_order_relaxed);
 }
 
 /* 0, or -EAGAIN (a count at its maximum; nothing changed).  A full shared
@@ -215,6 +212,8 @@ static int unlock_shared(struct bp_pool *p, struct bp_frame *f)
 		wake_x = (v & L_SHARED_MASK) == 1 && (v & L_XW_MASK);
 		if (wake_x)
 			nv = (nv - L_XW_ONE) | L_X | L_HANDOFF;
+		else if (!(nv & ~L_EPOCH))
+			nv = 0; /* idle: EPOCH too, for try_exclusive */
 		/* Release pairs with the next holder's acquire. */
 	} while (!atomic_compare_exchange_weak_explicit(&f->latch, &v, nv,
 			memory_order_release, memory_order_relaxed));
@@ -241,7 +240,9 @@ static int unlock_exclusive(struct bp_pool *p, struct bp_frame *f)
 			nv = (v - L_XW_ONE) | L_HANDOFF;
 			wake = 2;
 		} else {
-			nv = v & ~L_X;
+			/* Nobody queued and (X held) no reader: idle, so 0,
+			 * EPOCH included, for try_exclusive. */
+			nv = 0;
 			wake = 0;
 		}
 		/* Release pairs with the next holder's acquire. */
@@ -328,18 +329,13 @@ void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f)
 	unlock_shared(p, f);
 }
 
-/* Every field of the word that says someone holds or waits for the latch;
- * EPOCH (and unused bits) are not among them: an idle latch may have
- * EPOCH set. */
-#define L_BUSY_MASK (L_SHARED_MASK | L_X | L_HANDOFF | L_XW_MASK | L_SW_MASK)
-
 bool bp_latch_idle(const struct bp_frame *f)
 {
 	/* Relaxed: a hint for bp_evict_page (which then only tries the
 	 * latch), and exact enough for bp_try_evict, which asks under the
 	 * partition write lock with the pin count about to be checked zero:
 	 * no legitimate holder or waiter can then exist (each holds a pin). */
-	return !(atomic_load_explicit(&f->latch, memory_order_relaxed) & L_BUSY_MASK);
+	return atomic_load_explicit(&f->latch, memory_order_relaxed) == 0; /* idle is 0 */
 }
 
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters)
