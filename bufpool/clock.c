@@ -146,17 +146,12 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 	return r == -ETIMEDOUT ? -EBUSY : r; /* any other error ends the wait too */
 }
 
-static uint64_t timespec_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
-
 /* The bound of one wait for a busy frame: TRANSIENT_WAIT_NS from now, or
  * the caller's deadline if that comes first. */
 static struct timespec transient_deadline(const struct timespec *deadline)
 {
 	struct timespec d = fwait_deadline_after_ns(TRANSIENT_WAIT_NS);
-	if (deadline && timespec_ns(deadline) < timespec_ns(&d))
+	if (deadline && bp_timespec_ns(deadline) < bp_timespec_ns(&d))
 		d = *deadline;
 	return d;
 }
@@ -172,7 +167,7 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 		 * waits nor unpins that others keep winning can carry the call
 		 * past it.  The first sweep always runs: a free frame is taken
 		 * even with a deadline already passed. */
-		if (deadline && round != 0 && bp_now_ns() >= timespec_ns(deadline))
+		if (deadline && round != 0 && bp_now_ns() >= bp_timespec_ns(deadline))
 			return -EBUSY;
 		struct bp_frame *wb = NULL, *transient = NULL;
 		for (uint64_t i = 0; i < (uint64_t)sweeps * p->nframes; i++) {

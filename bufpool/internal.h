@@ -214,7 +214,9 @@ static inline void bp_count(struct bp_pool *p, uint64_t pageno, enum bp_counter 
 	atomic_fetch_add_explicit(&bp_ctr(p, pageno)->c[c], 1, memory_order_relaxed);
 }
 
+/* CLOCK_MONOTONIC now, and a (well-formed) timespec, in nanoseconds. */
 uint64_t bp_now_ns(void);
+uint64_t bp_timespec_ns(const struct timespec *ts);
 void bp_hist_add(struct bp_hist_atomic *h, uint64_t ns);
 /* Record a wait of ns on frame f (its pageno shard, its per-frame total). */
 void bp_account_wait(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,

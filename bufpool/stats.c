@@ -21,11 +21,16 @@
 
 #include "bufpool/internal.h"
 
+uint64_t bp_timespec_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
 uint64_t bp_now_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return bp_timespec_ns(&ts);
 }
 
 static unsigned hist_bucket(uint64_t ns)
