@@ -29,10 +29,20 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 cd "$here"
+# Quiet when it works; meson and ninja print their errors on stdout, so on
+# a failure show what they said.
+quiet() {
+  local out
+  if ! out=$("$@" 2>&1); then
+    printf '%s\n' "$out" | tail -40 >&2
+    echo "setup: failed: $*" >&2
+    exit 1
+  fi
+}
 if [ -f "$builddir/build.ninja" ]; then
-  meson setup --reconfigure "$builddir" "$@" >/dev/null
+  quiet meson setup --reconfigure "$builddir" "$@"
 else
-  meson setup "$builddir" "$@" >/dev/null
+  quiet meson setup "$builddir" "$@"
 fi
-ninja -C "$builddir" >/dev/null
+quiet ninja -C "$builddir"
 echo "setup: built $builddir"
