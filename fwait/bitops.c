@@ -154,6 +154,9 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 			 * nothing: under WAKE_ONE only a handoff chooses an
 			 * exclusive waiter, and it clears strict itself;
 			 * fwait_bit_clear is for event bits.) */
+			/* Relaxed, as every access of strict: a hint that
+			 * unlockers read without the lock (internal.h); we
+			 * write it under the bucket lock like the others. */
 			if (t->max_steals && w.steals >= t->max_steals)
 				atomic_store_explicit(&b->strict, false, memory_order_relaxed);
 			fw_stat_add(&b->stats.timeouts, 1);
