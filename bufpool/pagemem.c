@@ -41,9 +41,8 @@ void *bp_pagemem_alloc(unsigned arena, size_t bytes, size_t align)
 	return mallocx(bytes, PM_FLAGS(arena) | MALLOCX_ALIGN(align) | MALLOCX_ZERO);
 }
 
-void bp_pagemem_free(unsigned arena, void *ptr, size_t bytes)
+void bp_pagemem_free(unsigned arena, void *ptr)
 {
-	(void)bytes;
 	if (ptr)
 		dallocx(ptr, PM_FLAGS(arena));
 }
@@ -73,10 +72,9 @@ void *bp_pagemem_alloc(unsigned arena, size_t bytes, size_t align)
 	return p;
 }
 
-void bp_pagemem_free(unsigned arena, void *ptr, size_t bytes)
+void bp_pagemem_free(unsigned arena, void *ptr)
 {
 	(void)arena;
-	(void)bytes;
 	free(ptr);
 }
 

@@ -18,8 +18,8 @@ int bp_pagemem_create(unsigned *arena);
  * sizeof(void *)), from arena; NULL when out of memory. */
 void *bp_pagemem_alloc(unsigned arena, size_t bytes, size_t align);
 
-/* Frees a block of bp_pagemem_alloc (bytes: as allocated). */
-void bp_pagemem_free(unsigned arena, void *ptr, size_t bytes);
+/* Frees a block of bp_pagemem_alloc (NULL: nothing). */
+void bp_pagemem_free(unsigned arena, void *ptr);
 
 /* Destroys the arena of bp_pagemem_create, once its blocks are freed. */
 void bp_pagemem_destroy(unsigned arena);

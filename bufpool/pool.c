@@ -110,8 +110,8 @@ static int alloc_memory(struct bp_pool *p)
 	p->frames = bp_pagemem_alloc(arena, p->frames_bytes, BP_CACHELINE);
 	if (!p->pages || !p->frames) {
 		/* free_memory destroys the arena only with both blocks. */
-		bp_pagemem_free(arena, p->pages, p->pages_bytes);
-		bp_pagemem_free(arena, p->frames, p->frames_bytes);
+		bp_pagemem_free(arena, p->pages);
+		bp_pagemem_free(arena, p->frames);
 		bp_pagemem_destroy(arena);
 		p->pages = NULL;
 		p->frames = NULL;
@@ -135,8 +135,8 @@ static void free_memory(struct bp_pool *p)
 {
 	if (!p->pages || !p->frames)
 		return;
-	bp_pagemem_free(p->arena, p->pages, p->pages_bytes);
-	bp_pagemem_free(p->arena, p->frames, p->frames_bytes);
+	bp_pagemem_free(p->arena, p->pages);
+	bp_pagemem_free(p->arena, p->frames);
 	bp_pagemem_destroy(p->arena);
 }
 
