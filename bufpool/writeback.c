@@ -159,23 +159,22 @@ int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
 	bp_wait_writeback(pool, f, NULL);
 	/* A dirty page is written (and waited for) before it can go; the
 	 * shared latch for that is only tried, for the same reason. */
+	bool started = false;
 	if (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) {
-		int started = bp_start_writeback(pool, f, BP_WB_TRY);
+		started = bp_start_writeback(pool, f, BP_WB_TRY) > 0;
 		bp_wait_writeback(pool, f, NULL);
-		/* Not started and still dirty: the latch was taken since the
-		 * idle check (or another writer's write failed; its error is
-		 * left for bp_flush).  Acquire as below. */
-		if (!started && (atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_DIRTY)) {
-			bp_unpin(pool, f);
-			return -EBUSY;
-		}
 	}
 	/* Acquire pairs with the completion's release clear of WRITEBACK,
 	 * ordered after its DIRTY re-set and write_err store. */
 	bool still_dirty = atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_DIRTY;
 	bp_unpin(pool, f);
 	if (still_dirty) {
-		/* acq_rel: as in bp_flush. */
+		/* Not our write (the latch was taken since the idle check, or
+		 * another writer's write failed): busy, and its error is left
+		 * for bp_flush.  Ours failed: report it (acq_rel: as in
+		 * bp_flush). */
+		if (!started)
+			return -EBUSY;
 		int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
 		return err ? -err : -EBUSY;
 	}
