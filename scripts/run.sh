@@ -6,4 +6,4 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bash "$here/scripts/setup.sh" build
-exec "$here/build/tools/engine/bpbench" ycsb "$@"
+exec "$here/build/tools/bpbench/bpbench" ycsb "$@"

@@ -1,5 +1,5 @@
 /*
- * test_kv.c - unit tests of the B+-tree store (tools/engine/kv.c).
+ * test_kv.c - unit tests of the B+-tree store (tools/kv/kv.c).
  *
  * Small pages (512 B) and a small pool make a deep tree with many splits
  * and force pages out to the file, so close/reopen really reads them back.

@@ -45,7 +45,7 @@
  *
  * --plot OUT.png repeats the run at several thread counts and draws CPU per
  * MB and spurious wakeups per MB against threads with gnuplot, using
- * tools/engine/plot.gp and a data file written next to OUT.png.
+ * tools/bpbench/plot.gp and a data file written next to OUT.png.
  */
 #include "tiotest.h"
 #include "toolutil.h"
@@ -835,7 +835,7 @@ static int write_plot_data(const char *path, const struct tio_options *opt,
 }
 
 /* The gnuplot script: --plot-script, else $BPBENCH_PLOT_GP, else plot.gp
- * next to the executable, else tools/engine/plot.gp under the working
+ * next to the executable, else tools/bpbench/plot.gp under the working
  * directory (the repository root). */
 static const char *find_plot_script(const struct tio_options *opt, char *buf, size_t len)
 {
@@ -856,8 +856,8 @@ static const char *find_plot_script(const struct tio_options *opt, char *buf, si
 				return buf;
 		}
 	}
-	if (access("tools/engine/plot.gp", R_OK) == 0)
-		return "tools/engine/plot.gp";
+	if (access("tools/bpbench/plot.gp", R_OK) == 0)
+		return "tools/bpbench/plot.gp";
 	return NULL;
 }
 
@@ -941,7 +941,7 @@ static void usage(FILE *o)
 		"      --plot OUT.png    run at several thread counts and draw CPU and spurious\n"
 		"                        wakeups per MB against threads (data in OUT.png.dat)\n"
 		"      --plot-threads L  comma-separated thread counts (default 32,64,128,256,512)\n"
-		"      --plot-script P   gnuplot script (default: tools/engine/plot.gp)\n"
+		"      --plot-script P   gnuplot script (default: tools/bpbench/plot.gp)\n"
 		"  -h, --help            this text\n"
 		"Exit status: 0 ok, 1 a data check or pool call failed, 2 bad arguments.\n",
 		TIO_DEFAULT_THREADS, TIO_DEFAULT_MB, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX,
@@ -1234,7 +1234,7 @@ static int tiotest_plot(const struct tio_options *opt, const char *path)
 	const char *script = find_plot_script(opt, script_buf, sizeof(script_buf));
 	if (script == NULL) {
 		fprintf(stderr, "bpbench tiotest: cannot find plot.gp; give --plot-script "
-			"(it is tools/engine/plot.gp in the source tree)\n");
+			"(it is tools/bpbench/plot.gp in the source tree)\n");
 		return -ENOENT;
 	}
 	size_t per = (size_t)opt->npolicies * TIO_ITEM_COUNT;
