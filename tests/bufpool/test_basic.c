@@ -18,6 +18,18 @@ static struct bt_dir dir;
 static void setup(void) { bt_dir_make(&dir); }
 static void teardown(void) { bt_dir_remove(&dir); }
 
+/* bp_stats_print writers: to a stdio stream; failing at the third piece. */
+static int file_write(void *arg, const char *text)
+{
+	return fputs(text, arg) < 0 ? -EIO : 0;
+}
+
+static int fail_third_write(void *arg, const char *text)
+{
+	int *calls = arg;
+	return ++*calls == 3 ? -ENOSPC : 0;
+}
+
 /* Pages created and left dirty are written by bp_close: reopen, compare. */
 START_TEST(close_writes_dirty_pages)
 {
@@ -301,8 +313,10 @@ START_TEST(bad_access_inputs)
 	struct bp_stats s;
 	ck_assert_int_eq(bp_stats_get(NULL, &s), -EINVAL);
 	ck_assert_int_eq(bp_stats_get(p, NULL), -EINVAL);
-	ck_assert_int_eq(bp_stats_print(NULL, stdout, BP_STATS_JSON), -EINVAL);
-	ck_assert_int_eq(bp_stats_print(&s, stdout, (enum bp_stats_format)9), -EINVAL);
+	ck_assert_int_eq(bp_stats_print(NULL, file_write, stdout, BP_STATS_JSON), -EINVAL);
+	ck_assert_int_eq(bp_stats_print(&s, NULL, stdout, BP_STATS_JSON), -EINVAL);
+	ck_assert_int_eq(bp_stats_print(&s, file_write, stdout, (enum bp_stats_format)9),
+			 -EINVAL);
 	ck_assert_int_eq(bp_flush(NULL), -EINVAL);
 	ck_assert_int_eq(bp_evict_page(NULL, 0), -EINVAL);
 	ck_assert_int_eq(bp_evict_page(p, 99), -ENOENT);
@@ -324,7 +338,7 @@ START_TEST(bad_access_inputs)
 }
 END_TEST
 
-/* Both stats formats come from one call; JSON is balanced and names the
+/* The three stats formats come from one call; JSON is balanced and names the
  * counters; the table names them too; the counts are the real ones. */
 START_TEST(stats_print_and_frames)
 {
@@ -356,16 +370,21 @@ START_TEST(stats_print_and_frames)
 	ck_assert_uint_eq(s.policy, FWAIT_WAKE_ALL);
 	ck_assert_uint_ge(s.pool_bytes, 8 * 4096);
 	ck_assert_ptr_nonnull(bp_fwait_table(p));
-	for (int fmt = 0; fmt < 2; fmt++) {
+	for (int fmt = 0; fmt <= BP_STATS_JSON_COMPACT; fmt++) {
 		char *buf = NULL;
 		size_t len = 0;
 		FILE *m = open_memstream(&buf, &len);
 		ck_assert_ptr_nonnull(m);
-		ck_assert_int_eq(bp_stats_print(&s, m, (enum bp_stats_format)fmt), 0);
+		ck_assert_int_eq(bp_stats_print(&s, file_write, m, (enum bp_stats_format)fmt), 0);
 		fclose(m);
 		ck_assert_ptr_nonnull(strstr(buf, "writes"));
 		ck_assert_ptr_nonnull(strstr(buf, "latch_exclusive"));
 		ck_assert_ptr_nonnull(strstr(buf, "wake-all"));
+		if (fmt == BP_STATS_JSON_COMPACT) {
+			/* One line, ending the line. */
+			ck_assert_ptr_eq(strchr(buf, '\n'), buf + len - 1);
+			ck_assert_ptr_nonnull(strstr(buf, "\"creates\":1,"));
+		}
 		if (fmt == BP_STATS_JSON) {
 			int depth = 0, min = 0;
 			for (char *q = buf; *q; q++) {
@@ -380,6 +399,10 @@ START_TEST(stats_print_and_frames)
 		}
 		free(buf);
 	}
+	/* The writer's error stops the report and is returned. */
+	int calls = 0;
+	ck_assert_int_eq(bp_stats_print(&s, fail_third_write, &calls, BP_STATS_TABLE), -ENOSPC);
+	ck_assert_int_eq(calls, 3);
 	ck_assert_int_eq(bp_stats_reset(p), 0);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.writes, 0);

@@ -47,6 +47,7 @@
 #include "kv.h"
 #include "statsfile.h"
 #include "toolutil.h"
+#include "util/emitter.h"
 
 enum op { OP_READ, OP_UPDATE, OP_INSERT, OP_SCAN, OP_RMW, OP_COUNT };
 static const char *const op_names[OP_COUNT] = {"read", "update", "insert", "scan", "rmw"};
@@ -457,18 +458,11 @@ static void print_pool_json(const struct bp_stats *s)
 	FILE *m = open_memstream(&buf, &len);
 	if (!m)
 		return;
-	bp_stats_print(s, m, BP_STATS_JSON);
+	bp_stats_print(s, emitter_write_file, m, BP_STATS_JSON_COMPACT);
 	fclose(m);
-	fputs("{\"type\":\"pool_stats\",\"stats\":", stdout);
-	for (size_t i = 0; i < len; i++) {
-		if (buf[i] == '\n') {
-			while (i + 1 < len && buf[i + 1] == ' ')
-				i++;
-			continue;
-		}
-		putchar(buf[i]);
-	}
-	puts("}");
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	printf("{\"type\":\"pool_stats\",\"stats\":%s}\n", buf);
 	free(buf);
 }
 
@@ -517,7 +511,7 @@ static void report(struct run *R, double secs, struct usage u0, struct usage u1)
 		print_pool_json(&s);
 	}
 	fprintf(h, "pool statistics (run phase):\n");
-	bp_stats_print(&s, h, BP_STATS_TABLE);
+	bp_stats_print(&s, emitter_write_file, h, BP_STATS_TABLE);
 }
 
 /* ---- Verify -------------------------------------------------------------------- */

@@ -42,7 +42,6 @@
 #endif
 #include <stddef.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <time.h>
 
 /* Also C++: the C/C++ notes and the word type are fwait.h's. */
@@ -357,10 +356,20 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out);
  * per-frame wait times). */
 int bp_stats_reset(struct bp_pool *pool);
 
-enum bp_stats_format { BP_STATS_TABLE = 0, BP_STATS_JSON };
-/* One emitter, two back-ends (as malloc_stats_print): a human table or one
- * JSON object.  0, -EINVAL (NULL, bad format), -EIO (write error). */
-int bp_stats_print(const struct bp_stats *s, FILE *out, enum bp_stats_format fmt);
+/* A human table, one indented JSON object, or the same object on one line
+ * (a JSON line, to embed in a tool's own records). */
+enum bp_stats_format { BP_STATS_TABLE = 0, BP_STATS_JSON, BP_STATS_JSON_COMPACT };
+/* Receives the report piece by piece, in order: text is NUL-terminated and
+ * valid only during the call.  Return 0, or a negative errno to stop the
+ * report (bp_stats_print then returns it).  E.g. for a FILE *:
+ *     return fputs(text, (FILE *)arg) < 0 ? -EIO : 0;                     */
+typedef int bp_write_cb(void *arg, const char *text);
+/* One walk of *s through one emitter with three back-ends (as jemalloc's
+ * malloc_stats_print with its write_cb): every format shows the same
+ * items.  0, -EINVAL (NULL s or write, bad format), or write's error.
+ * Reads only *s: no lock, no ordering with the pool. */
+int bp_stats_print(const struct bp_stats *s, bp_write_cb *write, void *arg,
+		   enum bp_stats_format fmt);
 
 /* One frame, as pg_buffercache shows a buffer. */
 struct bp_frame_info {
