@@ -33,6 +33,12 @@
  * bp_close must not race with any other call on the same pool.  Functions
  * return 0 (or a count) on success and a negative errno on failure; they
  * never abort on bad input.  Deadlines are absolute CLOCK_MONOTONIC times.
+ *
+ * Memory ordering: a page's contents are ordered by two things only: its
+ * frame's state word (a read's completion releases BP_UPTODATE with
+ * BP_LOCKED's clear, bp_get acquires it) and its content latch (bp_unlatch
+ * releases, bp_latch acquires).  Each declaration says what its call
+ * orders; a failed call orders nothing.
  */
 #ifndef BUFPOOL_BUFPOOL_H
 #define BUFPOOL_BUFPOOL_H
@@ -191,26 +197,38 @@ int bp_discard(struct bp_pool *pool);
  * the file without BP_GET_CREATE), -EFBIG (pageno too large for a file
  * offset), -EIO (or the injected errno) when the read failed (a later
  * bp_get retries), -EBUSY when no frame can be freed (every frame pinned),
- * -EAGAIN when the page is already pinned BP_PIN_MAX times. */
+ * -EAGAIN when the page is already pinned BP_PIN_MAX times.
+ * On 0 the frame holds pageno until bp_release, and the contents its read
+ * left (or a creator's zeros) happen before the return: the completion
+ * sets BP_UPTODATE and clears BP_LOCKED with a release, bp_get sees
+ * BP_UPTODATE with an acquire.  Later changes by other threads are ordered
+ * only by the latch: read the page under bp_latch. */
 int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 	   struct bp_frame **frame);
-/* As bp_get, but when no frame can be freed, wait for an unpin until
- * deadline (NULL: wait forever) before returning -EBUSY.  The deadline
- * bounds the whole search for a frame, waits for frames busy with I/O (a
- * read or write-back in flight) included: once it has passed, -EBUSY (a
- * free frame is still taken with a deadline already passed).  Once a frame
- * holds the page, waiting for its read is not bounded by it.  A deadline
- * with tv_nsec outside [0, 1e9) or a negative tv_sec gives -EINVAL. */
+/* As bp_get (ordering included), but when no frame can be freed, wait for
+ * an unpin until deadline (NULL: wait forever) before returning -EBUSY.
+ * The deadline bounds the whole search for a frame, waits for frames busy
+ * with I/O (a read or write-back in flight) included: once it has passed,
+ * -EBUSY (a free frame is still taken with a deadline already passed).
+ * Once a frame holds the page, waiting for its read is not bounded by it.
+ * A deadline with tv_nsec outside [0, 1e9) or a negative tv_sec gives
+ * -EINVAL. */
 int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 		 const struct timespec *deadline, struct bp_frame **frame);
 /* Append a new zero-filled page: *pageno = the old page count; the page is
- * returned pinned, UPTODATE and DIRTY.  Errors as bp_get. */
+ * returned pinned, UPTODATE and DIRTY.  Errors as bp_get.  This call wrote
+ * the zeros (a bp_get of the page by another thread sees them, as above);
+ * the page is not latched: latch it exclusive before changing it once
+ * another thread may bp_get it. */
 int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame);
 /* Unpin.  -EINVAL for NULL, a frame of another pool, or a frame that is not
  * pinned (double release).  Unlatch before releasing: a frame released
  * while its latch is still held (or waited for) is never evicted or reused
  * until the latch is idle again, so the holder's writes stay in that page;
- * bp_evict_page gives -EBUSY for it meanwhile. */
+ * bp_evict_page gives -EBUSY for it meanwhile.  0 is a release (a seq_cst
+ * RMW): the caller's accesses through this pin happen before the frame is
+ * reused for another page.  It publishes nothing to the page's other users:
+ * that is the latch's job. */
 int bp_release(struct bp_pool *pool, struct bp_frame *frame);
 
 /* The page's memory (page_size bytes, aligned to page_size); NULL if frame is
@@ -221,7 +239,10 @@ uint64_t bp_frame_pageno(const struct bp_frame *frame);
 
 /* Mark a pinned page dirty (call with the exclusive latch held, after
  * modifying it).  Waits for BP_WRITEBACK to clear first.  -EINVAL (NULL,
- * not pinned), -EROFS (read-only pool). */
+ * not pinned), -EROFS (read-only pool).  DIRTY is set with a release that
+ * the write-back taking it acquires, so the caller's changes before this
+ * call are what gets written, by the next write-back of the page or, at
+ * the latest, by a bp_flush that starts after this call returns. */
 int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame);
 
 /* ---- Content latches ---------------------------------------------------------- */
@@ -241,13 +262,21 @@ enum bp_latch_mode {
  * Latches are not recursive.  -EINVAL (NULL, bad mode, frame not pinned),
  * -EAGAIN (BP_LATCH_COUNT_MAX shared holders already, for shared with no
  * exclusive holder or waiter; else BP_LATCH_COUNT_MAX threads already queued
- * in that mode). */
+ * in that mode).  0 is an acquire.  Shared: what the last exclusive holder
+ * did before bp_unlatch happens before the return; shared holders run
+ * together and must not write the page.  Exclusive: what every earlier
+ * holder did before unlatching happens before it, and so does the end of
+ * the page's last write-back (BP_WRITEBACK seen clear with an acquire). */
 int bp_latch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
 /* As bp_latch without sleeping: -EBUSY if it would wait (for exclusive, also
  * while BP_WRITEBACK is set); for shared, -EAGAIN if the frame already has
- * BP_LATCH_COUNT_MAX shared holders (and no exclusive holder or waiter). */
+ * BP_LATCH_COUNT_MAX shared holders (and no exclusive holder or waiter).
+ * 0 orders as bp_latch. */
 int bp_latch_try(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
-/* -EPERM if the latch is not held in that mode; -EINVAL. */
+/* -EPERM if the latch is not held in that mode; -EINVAL.  0 is a release:
+ * the holder's accesses to the page happen before the return of the next
+ * bp_latch (or bp_latch_try) of the frame that gets the latch, in either
+ * mode. */
 int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
 
 /* ---- Write-back, eviction ------------------------------------------------------ */
@@ -259,7 +288,13 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
  * BP_LATCH_COUNT_MAX shared holders (it stays dirty), else the fsync
  * error.  A page whose write failed stays dirty, so a later flush
  * writes it again.  Pages dirtied concurrently may or may not be included.
- * Do not call it while holding a latch. */
+ * Do not call it while holding a latch.
+ * 0: every page dirty when the call began (marked or created before it)
+ * was written by a write that succeeded, then fsync(2) returned 0: durable
+ * as far as fsync makes it.  Except: a failed write whose error went to a
+ * concurrent bp_flush or bp_evict_page (reported once), and pages written
+ * before an earlier failed fsync (clean, so not written again; see
+ * docs/reliability.md). */
 int bp_flush(struct bp_pool *pool);
 /* Evict one page (written back first if dirty).  Never waits for a content
  * latch: a page latched by anyone, the caller included (or with threads
@@ -349,8 +384,8 @@ struct bp_stats {
 	struct fwait_stats fwait;
 };
 
-/* Fill *out (a consistent-enough snapshot: counters are read one by one).
- * -EINVAL for NULL. */
+/* Fill *out (a consistent-enough snapshot: counters are read one by one,
+ * relaxed, and order nothing).  -EINVAL for NULL. */
 int bp_stats_get(struct bp_pool *pool, struct bp_stats *out);
 /* Zero the counters and histograms (and the fwait table's stats and the
  * per-frame wait times). */

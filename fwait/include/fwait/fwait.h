@@ -36,6 +36,13 @@
  * Thread safety: every function may be called from any thread; a table must
  * outlive every call on it.  Deadlines are absolute CLOCK_MONOTONIC times;
  * NULL means wait forever.
+ *
+ * Memory ordering: "acquire" and "release" are C11's; each declaration
+ * below says what its call orders (a failed call orders nothing).  The
+ * pairs on a word hold as long as every change of the word is an atomic
+ * read-modify-write (fwait's calls, or the caller's fetch_or/and/add or
+ * CAS on its own bits), each of which continues a release's release
+ * sequence; a plain store would break them, and could clear W.
  */
 #ifndef FWAIT_FWAIT_H
 #define FWAIT_FWAIT_H
@@ -166,7 +173,8 @@ struct fwait_waiter_info {
 
 /* Constructor: *out is set only on success.  cfg may be NULL (defaults).
  * Returns 0, -EINVAL (bad policy, nbuckets > 2^24, NULL out), -ENOTSUP
- * (FWAIT_FUTEX off Linux) or -ENOMEM. */
+ * (FWAIT_FUTEX off Linux) or -ENOMEM.  Not synchronised: publish the table
+ * to other threads as any object (e.g. before pthread_create). */
 int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg);
 /* No thread may be waiting on, or calling into, the table. NULL is a no-op. */
 void fwait_table_destroy(struct fwait_table *t);
@@ -180,26 +188,44 @@ int fwait_policy_parse(const char *name, enum fwait_policy *out);
 
 /* Take a lock-style bit (PG_locked), sleeping as an exclusive waiter.
  * 0, -ETIMEDOUT (nothing held), or -EINVAL (NULL t/word, bit > 30, a
- * deadline with tv_nsec outside [0, 1e9) or a negative tv_sec). */
+ * deadline with tv_nsec outside [0, 1e9) or a negative tv_sec).
+ * 0 is an acquire: what the previous holder did before its fwait_bit_unlock
+ * happens before this return (through the word's release/acquire or, when
+ * WAKE_ONE hands the bit over without clearing it, fwait's mutexes). */
 int fwait_bit_lock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit,
 		   const struct timespec *deadline);
-/* 0 if taken, -EBUSY if held, -EINVAL; never sleeps, never touches a table. */
+/* 0 if taken, -EBUSY if held, -EINVAL; never sleeps, never touches a table.
+ * 0 is an acquire, as fwait_bit_lock's; -EBUSY promises nothing. */
 int fwait_bit_trylock(fwait_atomic_u32 *word, unsigned bit);
 /* Release a held lock bit.  Under WAKE_ONE the bit passes directly to the
  * oldest exclusive waiter of (word, bit); the caller must hold the bit.
- * Returns -EPERM (and changes nothing) if the bit was not set, -EINVAL. */
+ * Returns -EPERM (and changes nothing) if the bit was not set, -EINVAL.
+ * 0 is a release: what the caller did before it happens before the return
+ * of the next fwait_bit_lock/trylock that takes the bit, and of a
+ * fwait_bit_wait or fwait_bit_test that sees the bit clear after it. */
 int fwait_bit_unlock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit);
 /* Wait until the bit is clear, without taking it (wait_on_page_writeback).
- * Loops until the bit is really observed clear.  0, -ETIMEDOUT, -EINVAL. */
+ * Loops until the bit is really observed clear.  0, -ETIMEDOUT, -EINVAL.
+ * 0: the bit was seen clear by an acquire, so the fwait_bit_clear or
+ * fwait_bit_unlock that cleared it happens before the return.  The bit may
+ * be set again by the time the call returns. */
 int fwait_bit_wait(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit,
 		   const struct timespec *deadline);
 /* Set an event-style bit (PG_writeback).  Returns the old state of the bit
- * (true if it was already set); a plain atomic OR, no table access. */
+ * (true if it was already set); a plain atomic OR, no table access.
+ * acq_rel: it acquires the fwait_bit_clear that ended the previous event
+ * (so false, used as a try-lock, is an acquire), and releases the caller's
+ * earlier writes to a thread that then sees the bit set (fwait_bit_test). */
 bool fwait_bit_set(fwait_atomic_u32 *word, unsigned bit);
 /* Clear an event-style bit and wake every waiter of (word, bit).  Clearing a
- * clear bit is harmless.  0 or -EINVAL. */
+ * clear bit is harmless.  0 or -EINVAL.
+ * 0 is a release, also on a clear bit: what the caller did before it
+ * happens before the return of a fwait_bit_wait, fwait_bit_test or
+ * fwait_bit_set that sees the bit clear after it. */
 int fwait_bit_clear(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit);
-/* Predicate: is the bit set (acquire load). */
+/* Predicate: is the bit set (acquire load; no table access).  Seeing it
+ * clear acquires the fwait_bit_clear/unlock that cleared it; seeing it set
+ * acquires a fwait_bit_set that set it (taking a lock releases nothing). */
 bool fwait_bit_test(const fwait_atomic_u32 *word, unsigned bit);
 
 /* ---- Generic keyed waits (wait_event_filtered) --------------------------- */
@@ -208,28 +234,37 @@ bool fwait_bit_test(const fwait_atomic_u32 *word, unsigned bit);
 
 /* Called with the bucket lock held: return true to stop waiting.  Because it
  * runs under the same lock fwait_wake takes, a waker that makes the condition
- * true *before* calling fwait_wake can never be missed.  It may also set a
- * caller's own "waiters" flag (as parking lots' validate callbacks do).  It
- * must not call into the same table. */
+ * true *before* calling fwait_wake can never be missed: whatever the waker
+ * wrote before fwait_wake(key) is visible to every ready() call that starts
+ * after that fwait_wake took the lock.  It may also set a caller's own
+ * "waiters" flag (as parking lots' validate callbacks do).  It must not call
+ * into the same table. */
 typedef bool (*fwait_ready_fn)(void *arg);
 
 /* Sleep on key until ready(arg) holds.  Returns 0 once ready(arg) returned
  * true, -ETIMEDOUT, or -EINVAL (NULL t/key/ready, unknown flags).  An
  * exclusive waiter that is woken but times out at the same moment passes the
- * wake on to the next exclusive waiter, so no wake is lost. */
+ * wake on to the next exclusive waiter, so no wake is lost.  0 orders what
+ * that true ready() call saw (see fwait_ready_fn), and nothing more. */
 int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline);
 /* Wake every non-exclusive waiter of key and up to nr exclusive ones (oldest
  * first); nr = FWAIT_ALL wakes all.  Returns the number woken (>= 0) or
- * -EINVAL.  Under FWAIT_BROADCAST every waiter of the bucket is woken. */
+ * -EINVAL.  Under FWAIT_BROADCAST every waiter of the bucket is woken.
+ * It takes key's bucket lock under every policy, even when nobody waits,
+ * which orders the caller's earlier writes before later ready() calls; it
+ * is no fence: it orders nothing for threads that do not take that lock. */
 int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr);
 
 /* ---- Statistics and introspection ---------------------------------------- */
 
+/* Relaxed atomics: they order nothing, and a snapshot is not atomic across
+ * buckets (nor is a reset, against concurrent updates). */
 void fwait_stats_get(const struct fwait_table *t, struct fwait_stats *out);
 void fwait_stats_reset(struct fwait_table *t);
 /* Calls fn for each waiter parked now, one bucket at a time, with that
- * bucket's lock held (fn must not call into the table).  Stops early and
+ * bucket's lock held (fn must not call into the table): each bucket is
+ * exact while fn runs, the table as a whole is no snapshot.  Stops early and
  * returns fn's value if it returns non-zero; otherwise returns 0. */
 int fwait_waiters_walk(struct fwait_table *t,
 		       int (*fn)(const struct fwait_waiter_info *w, void *arg),
