@@ -62,21 +62,28 @@ static int run_bpstat(const char *bpstat, const char *file, int n, char (*lines)
 	return out ? pclose(out) : -1;
 }
 
+/* A fresh pool of 64 frames on /tmp/<name>.<pid>.db, its stats file to be
+ * /tmp/<name>.<pid>.stats (db and stats: 128 bytes); 0 or bp_open's error. */
+static int open_pool(const char *name, char *db, char *stats, struct bp_pool **pool)
+{
+	snprintf(db, 128, "/tmp/%s.%ld.db", name, (long)getpid());
+	snprintf(stats, 128, "/tmp/%s.%ld.stats", name, (long)getpid());
+	struct bp_config cfg = {.path = db, .nframes = 64, .page_size = 4096,
+		.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD};
+	int rc = bp_open(pool, &cfg);
+	EXPECT(rc == 0, "bp_open: %d", rc);
+	return rc;
+}
+
 /* --emit: a pool published under NASTY_LABEL, bpstat's JSON on stdout. */
 static int emit(const char *bpstat)
 {
 	char db[128], stats[128], cmd[600];
 	struct bp_pool *pool;
 	struct bpstat_publisher *pub;
-	snprintf(db, sizeof(db), "/tmp/test_bpstat_emit.%ld.db", (long)getpid());
-	snprintf(stats, sizeof(stats), "/tmp/test_bpstat_emit.%ld.stats", (long)getpid());
-	struct bp_config cfg = {.path = db, .nframes = 16, .page_size = 4096,
-		.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD};
-	int rc = bp_open(&pool, &cfg);
-	EXPECT(rc == 0, "bp_open: %d", rc);
-	if (rc)
+	if (open_pool("test_bpstat_emit", db, stats, &pool))
 		return 1;
-	rc = bpstat_publisher_create(&pub, stats, NASTY_LABEL, pool);
+	int rc = bpstat_publisher_create(&pub, stats, NASTY_LABEL, pool);
 	EXPECT(rc == 0, "publisher: %d", rc);
 	int status = -1;
 	if (rc == 0) {
@@ -104,14 +111,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: test_bpstat [--emit] BPSTAT\n");
 		return 2;
 	}
-	snprintf(db, sizeof(db), "/tmp/test_bpstat.%ld.db", (long)getpid());
-	snprintf(stats, sizeof(stats), "/tmp/test_bpstat.%ld.stats", (long)getpid());
-	struct bp_config cfg = {.path = db, .nframes = 64, .page_size = 4096,
-		.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD};
-	int rc = bp_open(&pool, &cfg);
-	EXPECT(rc == 0, "bp_open: %d", rc);
-	if (rc)
+	if (open_pool("test_bpstat", db, stats, &pool))
 		return 1;
+	int rc;
 	for (unsigned i = 0; i < P; i++) {
 		uint64_t pg;
 		EXPECT(bp_new_page(pool, &pg, &f) == 0 && pg == i, "new page %u", i);
