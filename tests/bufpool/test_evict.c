@@ -282,9 +282,9 @@ START_TEST(evict_latched_by_other_is_ebusy)
 	pthread_t tid;
 	th_spawn(&tid, x_holder_fn, &h);
 	ck_assert(th_poll(holder_latched, &h, BT_DEADLINE_MS));
-	uint64_t t0 = th_now_ns();
+	uint64_t t0 = util_now_ns();
 	int rc = bp_evict_page(p, pg);
-	uint64_t ms = (th_now_ns() - t0) / 1000000u;
+	uint64_t ms = (util_now_ns() - t0) / 1000000u;
 	atomic_store(&h.evict_returned, true);
 	th_join_all(&tid, 1, BT_DEADLINE_MS, "exclusive holder", bp_fwait_table(p));
 	ck_assert_int_eq(h.rc, 0);

@@ -299,19 +299,19 @@ START_TEST(timed_get_deadline_bounds_io_waits)
 	ck_assert_uint_eq(s.frames_locked, 2);
 
 	struct bp_frame *g;
-	uint64_t t0 = th_now_ns();
+	uint64_t t0 = util_now_ns();
 	struct timespec dl = fwait_deadline_after_ns(10u * 1000u * 1000u);
 	int rc = bp_get_timed(p, 5, 0, &dl, &g);
-	uint64_t timed_ms = (th_now_ns() - t0) / 1000000u;
+	uint64_t timed_ms = (util_now_ns() - t0) / 1000000u;
 	/* a deadline already passed: one sweep, no wait */
 	struct timespec past = fwait_deadline_after_ns(0);
-	t0 = th_now_ns();
+	t0 = util_now_ns();
 	int rc_past = bp_get_timed(p, 6, 0, &past, &g);
-	uint64_t past_ms = (th_now_ns() - t0) / 1000000u;
+	uint64_t past_ms = (util_now_ns() - t0) / 1000000u;
 	/* untimed bp_get: still bounded (rounds of 50 ms), still -EBUSY */
-	t0 = th_now_ns();
+	t0 = util_now_ns();
 	int rc_untimed = bp_get(p, 7, 0, &g);
-	uint64_t untimed_ms = (th_now_ns() - t0) / 1000000u;
+	uint64_t untimed_ms = (util_now_ns() - t0) / 1000000u;
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	uint32_t locked_after = s.frames_locked;
 

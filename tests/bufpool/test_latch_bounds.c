@@ -51,10 +51,10 @@ static void *worker_fn(void *arg)
 		return NULL;
 	atomic_fetch_add(&b->holding, 1);
 	if (w->hold) {
-		uint64_t end = th_now_ns() + (uint64_t)BT_DEADLINE_MS * 1000000u;
+		uint64_t end = util_now_ns() + (uint64_t)BT_DEADLINE_MS * 1000000u;
 		unsigned spins = 0;
 		while (!atomic_load(&b->go)) {
-			if (th_now_ns() > end) {
+			if (util_now_ns() > end) {
 				w->held_too_long = true;
 				break;
 			}

@@ -15,13 +15,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "fuzz_bufpool.h"
+#include "util/opt.h"
+#include "util/prng.h"
 
 #define REPLAY_MAX_INPUT 4096
 
@@ -76,19 +77,16 @@ static int replay_path(const char *path, unsigned *count)
 	return rc;
 }
 
-static uint64_t next(uint64_t *s)
+static int usage(const char *prog)
 {
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(2685821657736338717);
+	fprintf(stderr, "usage: %s [--random N] [--seed S] [--only K] [--save FILE] "
+		"[DIR|FILE ...]\n", prog);
+	return 2;
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long random_inputs = 0, files = 0, only = ULONG_MAX;
+	uint64_t random_inputs = 0, only = UINT64_MAX;
 	const char *save = NULL;
 	uint64_t seed = 1;
 	unsigned count = 0;
@@ -96,35 +94,36 @@ int main(int argc, char **argv)
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--random") == 0 && i + 1 < argc) {
-			random_inputs = strtoul(argv[++i], NULL, 0);
-		} else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc) {
-			only = strtoul(argv[++i], NULL, 0);
-		} else if (strcmp(argv[i], "--save") == 0 && i + 1 < argc) {
+		const char *a = argv[i];
+		if (strcmp(a, "--random") == 0 && i + 1 < argc) {
+			if (util_opt_u64(argv[0], a, argv[++i], 0, UINT64_MAX - 1, &random_inputs))
+				return usage(argv[0]);
+		} else if (strcmp(a, "--only") == 0 && i + 1 < argc) {
+			if (util_opt_u64(argv[0], a, argv[++i], 0, UINT64_MAX - 1, &only))
+				return usage(argv[0]);
+		} else if (strcmp(a, "--save") == 0 && i + 1 < argc) {
 			save = argv[++i];
-		} else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-			seed = strtoull(argv[++i], NULL, 0);
-		} else if (argv[i][0] == '-') {
-			fprintf(stderr, "usage: %s [--random N] [--seed S] [--only K] [--save FILE] "
-				"[DIR|FILE ...]\n", argv[0]);
-			return 2;
+		} else if (strcmp(a, "--seed") == 0 && i + 1 < argc) {
+			if (util_opt_u64(argv[0], a, argv[++i], 0, UINT64_MAX, &seed))
+				return usage(argv[0]);
+		} else if (a[0] == '-') {
+			return usage(argv[0]);
 		} else {
-			if (replay_path(argv[i], &count) != 0)
+			if (replay_path(a, &count) != 0)
 				rc = 1;
-			files++;
 		}
 	}
 
 	static uint8_t buf[REPLAY_MAX_INPUT];
-	for (unsigned long k = 0; k < random_inputs; k++) {
-		uint64_t s = (seed + 1) * UINT64_C(0x9e3779b97f4a7c15) + k * 2 + 1;
-		size_t len = 1 + next(&s) % 600;
+	for (uint64_t k = 0; k < random_inputs; k++) {
+		uint64_t s = util_rand_seed(seed, k);
+		size_t len = 1 + util_rand_next(&s) % 600;
 		for (size_t j = 0; j < len; j++)
-			buf[j] = (uint8_t)(next(&s) >> 56);
-		if (only != ULONG_MAX && k != only)
+			buf[j] = (uint8_t)(util_rand_next(&s) >> 56);
+		if (only != UINT64_MAX && k != only)
 			continue;
-		printf("random input %lu (seed %" PRIu64 ", %zu bytes; alone: --seed %" PRIu64
-		       " --random %lu --only %lu)\n", k, seed, len, seed, k + 1, k);
+		printf("random input %" PRIu64 " (seed %" PRIu64 ", %zu bytes; alone: --seed %" PRIu64
+		       " --random %" PRIu64 " --only %" PRIu64 ")\n", k, seed, len, seed, k + 1, k);
 		fflush(stdout);
 		if (save) {
 			FILE *f = fopen(save, "wb");
@@ -135,7 +134,7 @@ int main(int argc, char **argv)
 		}
 		fuzz_bufpool_one(buf, len);
 	}
-	printf("%u corpus input(s), %lu random input(s): %s\n", count, random_inputs,
+	printf("%u corpus input(s), %" PRIu64 " random input(s): %s\n", count, random_inputs,
 	       rc ? "errors" : "ok");
 	return rc;
 }

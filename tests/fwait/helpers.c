@@ -39,13 +39,6 @@
 /* Sanitizers need deeper stacks; plain builds keep 512 threads cheap. */
 #define TH_STACK_BYTES (TH_SANITIZED ? (1u << 20) : (256u << 10))
 
-uint64_t th_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 bool th_sanitized(void)
 {
 	return TH_TSAN;
@@ -168,10 +161,10 @@ void th_poll_pause(unsigned *spins)
 
 bool th_wait_parked(struct fwait_table *t, size_t n, unsigned timeout_ms)
 {
-	uint64_t end = th_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t end = util_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	unsigned spins = 0;
 	while (th_parked(t) != n) {
-		if (th_now_ns() > end)
+		if (util_now_ns() > end)
 			return false;
 		th_poll_pause(&spins);
 	}
@@ -180,10 +173,10 @@ bool th_wait_parked(struct fwait_table *t, size_t n, unsigned timeout_ms)
 
 bool th_poll(bool (*pred)(void *arg), void *arg, unsigned timeout_ms)
 {
-	uint64_t end = th_now_ns() + (uint64_t)timeout_ms * 1000000u;
+	uint64_t end = util_now_ns() + (uint64_t)timeout_ms * 1000000u;
 	unsigned spins = 0;
 	while (!pred(arg)) {
-		if (th_now_ns() > end)
+		if (util_now_ns() > end)
 			return false;
 		th_poll_pause(&spins);
 	}

@@ -24,6 +24,10 @@
 #include <stdint.h>
 
 #include "fwait/fwait.h"
+/* The tests' clock (util_now_ns) and per-thread pseudo-random streams
+ * (util_rand_next from util_rand_seed(seed, thread)) are util's. */
+#include "util/clock.h"
+#include "util/prng.h"
 
 /* Upper bound of any single poll or join in the tests, in milliseconds. */
 #define TH_DEADLINE_MS 20000u
@@ -33,7 +37,6 @@
 #define TH_POLICY_STEAL FWAIT_POLICY_COUNT
 #define TH_NPOLICIES (FWAIT_POLICY_COUNT + 1)
 
-uint64_t th_now_ns(void);
 /* True when built with ThreadSanitizer, which slows threads the most. */
 bool th_sanitized(void);
 /* n scaled down under ThreadSanitizer (to n / 4, never below floor). */
@@ -62,22 +65,5 @@ bool th_poll(bool (*pred)(void *arg), void *arg, unsigned timeout_ms);
 /* One step of a poll loop: yields, and now and then pauses ~20 us so the
  * polled threads get the CPU on an oversubscribed machine. */
 void th_poll_pause(unsigned *spins);
-
-/* Deterministic per-thread pseudo random numbers (xorshift64*). */
-static inline uint64_t th_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(2685821657736338717);
-}
-
-static inline uint64_t th_seed(uint64_t base, uint64_t tid)
-{
-	uint64_t s = base * UINT64_C(0x9e3779b97f4a7c15) + tid * 2 + 1;
-	return s ? s : 1;
-}
 
 #endif

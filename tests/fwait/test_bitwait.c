@@ -171,12 +171,12 @@ struct reset_ctx {
 static int hold_bucket_and_reset(const struct fwait_waiter_info *info, void *arg)
 {
 	struct reset_ctx *c = arg;
-	uint64_t end = th_now_ns() + (uint64_t)TH_DEADLINE_MS * 1000000u;
+	uint64_t end = util_now_ns() + (uint64_t)TH_DEADLINE_MS * 1000000u;
 	unsigned spins = 0;
 
 	atomic_store(&c->go, true);
 	while (fwait_bit_test(c->word, c->bit)) {
-		if (th_now_ns() > end)
+		if (util_now_ns() > end)
 			return 1;
 		th_poll_pause(&spins);
 	}

@@ -192,10 +192,10 @@ START_TEST(ready_semantics)
 	ck_assert_uint_eq(atomic_load(&w.calls), 1);
 	ck_assert_int_eq(fwait_wake(t, &key, 1), 1);
 	/* After re-checking (a second call) it is parked again. */
-	uint64_t end = th_now_ns() + (uint64_t)TH_DEADLINE_MS * 1000000u;
+	uint64_t end = util_now_ns() + (uint64_t)TH_DEADLINE_MS * 1000000u;
 	unsigned spins = 0;
 	while (!(atomic_load(&w.calls) >= 2 && th_parked(t) == 1)) {
-		ck_assert_msg(th_now_ns() < end, "woken waiter did not re-park");
+		ck_assert_msg(util_now_ns() < end, "woken waiter did not re-park");
 		th_poll_pause(&spins);
 	}
 	ck_assert(!atomic_load(&w.done));
@@ -355,7 +355,7 @@ START_TEST(exclusive_wake_survives_timeout_race)
 	unsigned a_won = 0, a_timed_out = 0;
 	struct sem s = { .permits = 0 };
 	s.t = th_table_for(FWAIT_WAKE_ONE, 1);
-	uint64_t rng = th_seed(99, 0);
+	uint64_t rng = util_rand_seed(99, 0);
 
 	for (unsigned it = 0; it < iters; it++) {
 		const uint64_t d_ns = 500000; /* A's deadline: 0.5 ms */
@@ -370,16 +370,16 @@ START_TEST(exclusive_wake_survives_timeout_race)
 		ck_assert(th_poll(parked_or_a_done, &pa, TH_DEADLINE_MS));
 		th_spawn(&bt, sem_waiter_main, &b);
 		/* B parked (2 parked), or A already gone and B parked (1). */
-		uint64_t end = th_now_ns() + (uint64_t)TH_DEADLINE_MS * 1000000u;
+		uint64_t end = util_now_ns() + (uint64_t)TH_DEADLINE_MS * 1000000u;
 		unsigned spins = 0;
 		while (!(th_parked(s.t) == 2 ||
 			 (atomic_load(&a.done) && th_parked(s.t) == 1))) {
-			ck_assert_msg(th_now_ns() < end, "iteration %u: B never parked", it);
+			ck_assert_msg(util_now_ns() < end, "iteration %u: B never parked", it);
 			th_poll_pause(&spins);
 		}
 		/* Post somewhere in [deadline - 150 us, deadline + 50 us]. */
-		uint64_t post_at = a_dl_ns - 150000 + th_rand(&rng) % 200000;
-		while (th_now_ns() < post_at)
+		uint64_t post_at = a_dl_ns - 150000 + util_rand_next(&rng) % 200000;
+		while (util_now_ns() < post_at)
 			;
 		sem_post(&s);
 		ck_assert_msg(th_poll(permit_gone, &s, TH_DEADLINE_MS),

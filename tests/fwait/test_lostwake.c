@@ -53,7 +53,7 @@ struct op {
 
 static struct op next_op(uint64_t *rng)
 {
-	uint64_t r = th_rand(rng);
+	uint64_t r = util_rand_next(rng);
 	struct op op = {
 		.word = (unsigned)(r % NWORDS),
 		.kind = ((r >> 8) % 8) < 6 ? OP_LOCK : OP_EVENT,
@@ -75,7 +75,7 @@ static void *stress_worker(void *arg)
 {
 	struct worker *w = arg;
 	struct stress *s = w->s;
-	uint64_t rng = th_seed(s->seed, w->id);
+	uint64_t rng = util_rand_seed(s->seed, w->id);
 
 	pthread_barrier_wait(&s->start);
 	for (unsigned i = 0; i < OPS_PER_THREAD; i++) {
@@ -134,7 +134,7 @@ START_TEST(no_lost_wakeup)
 	uint64_t total = 0, got = 0;
 	unsigned set = 0, waited = 0;
 	for (unsigned i = 0; i < nthreads; i++) {
-		uint64_t rng = th_seed(s->seed, i);
+		uint64_t rng = util_rand_seed(s->seed, i);
 		for (unsigned k = 0; k < OPS_PER_THREAD; k++) {
 			struct op op = next_op(&rng);
 			if (op.kind == OP_LOCK) {

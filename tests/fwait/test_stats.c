@@ -224,9 +224,9 @@ struct busy {
 static void *busy_main(void *arg)
 {
 	struct busy *b = arg;
-	uint64_t rng = th_seed(5, b->id);
+	uint64_t rng = util_rand_seed(5, b->id);
 	for (unsigned i = 0; i < 60; i++) {
-		_Atomic uint32_t *w = &b->words[th_rand(&rng) % 4];
+		_Atomic uint32_t *w = &b->words[util_rand_next(&rng) % 4];
 		int rc = fwait_bit_lock(b->t, w, 0, NULL);
 		if (rc == 0) {
 			sched_yield();

@@ -40,10 +40,10 @@ START_TEST(timeout_on_held_bit)
 
 	ck_assert_int_eq(fwait_bit_trylock(&word, 4), 0);
 	struct timespec dl = fwait_deadline_after_ns(20 * 1000000u);
-	uint64_t start = th_now_ns();
+	uint64_t start = util_now_ns();
 	ck_assert_int_eq(fwait_bit_lock(t, &word, 4, &dl), -ETIMEDOUT);
 	/* It waited until the deadline (CLOCK_MONOTONIC), not less. */
-	ck_assert_uint_ge(th_now_ns() - start, 19 * 1000000u);
+	ck_assert_uint_ge(util_now_ns() - start, 19 * 1000000u);
 	ck_assert_uint_eq(th_parked(t), 0);
 	/* Still exactly our bit; the waiters bit was tidied when the waiter
 	 * left (futex: sticky by design, see futex.c). */
@@ -111,11 +111,11 @@ static void *racer_main(void *arg)
 {
 	struct racer *me = arg;
 	struct race *r = me->r;
-	uint64_t rng = th_seed(7, me->id);
+	uint64_t rng = util_rand_seed(7, me->id);
 
 	pthread_barrier_wait(&r->start);
 	for (unsigned i = 0; i < RACE_ITERS; i++) {
-		uint64_t x = th_rand(&rng);
+		uint64_t x = util_rand_next(&rng);
 		unsigned w = (unsigned)(x % RACE_WORDS);
 		/* A quarter of the deadlines are 0-50 us (expire at once),
 		 * the rest 0.05-2 ms (expire around a handoff). */

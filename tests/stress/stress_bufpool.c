@@ -440,14 +440,14 @@ static void dump_round(void *arg)
 {
 	struct round *r = arg;
 	fprintf(stderr, "  %.3f s into the run, round %u: %u frames of %u bytes, io latency %u us, "
-		"writer every %u ms, policy %s, file %s\n", (double)(st_now_ns() - run_start_ns) / 1e9,
+		"writer every %u ms, policy %s, file %s\n", (double)(util_now_ns() - run_start_ns) / 1e9,
 		st_ctx.round, r->cfg.nframes, r->cfg.page_size, r->cfg.io_latency_us,
 		r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), file_path);
 	if (r->pool)
 		fprintf(stderr, "  bp_page_count() = %" PRIu64 "\n", bp_page_count(r->pool));
 	if (workers == NULL)
 		return;
-	uint64_t now = st_now_ns();
+	uint64_t now = util_now_ns();
 	for (unsigned i = 0; i < nworkers; i++)
 		st_watch_dump(&workers[i].watch, (int)i, now, op_names);
 }
@@ -552,23 +552,23 @@ static void run_round(struct round *r, uint64_t seed, unsigned round_no, double 
 		w->scratch = scratch;
 		w->id = (int)i;
 		w->r = r;
-		w->rng = st_stream(seed, (uint64_t)round_no * MAX_THREADS + i);
+		w->rng = util_rand_seed(seed, (uint64_t)round_no * MAX_THREADS + i);
 		rc = pthread_create(&w->tid, &attr, worker_main, w);
 		if (rc != 0)
 			st_fail("pthread_create: %s (thread %u)", strerror(rc), i);
 	}
 	pthread_attr_destroy(&attr);
 
-	uint64_t end = st_now_ns() + (uint64_t)(seconds * 1e9);
-	for (uint64_t now = st_now_ns(); now < end; now = st_now_ns()) {
+	uint64_t end = util_now_ns() + (uint64_t)(seconds * 1e9);
+	for (uint64_t now = util_now_ns(); now < end; now = util_now_ns()) {
 		for (unsigned i = 0; i < nworkers; i++)
 			st_watch_check(&workers[i].watch, (int)i, now, stall_ns, op_names, "hang?");
 		st_poll_pause();
 	}
 	atomic_store(&r->stop, true);
-	uint64_t stop_by = st_now_ns() + stall_ns + 5000000000u;
+	uint64_t stop_by = util_now_ns() + stall_ns + 5000000000u;
 	for (bool all = false; !all;) {
-		uint64_t now = st_now_ns();
+		uint64_t now = util_now_ns();
 		if (now > stop_by)
 			st_fail("workers still running %.1f s after stop (none of them in a "
 				"watched call): livelock?", (double)(stall_ns + 5000000000u) / 1e9);
@@ -661,11 +661,11 @@ int main(int argc, char **argv)
 	printf("%s: seed %" PRIu64 " (rerun: --seed %" PRIu64 " %s), %u threads, %.1f s%s\n",
 	       argv[0], o.seed, o.seed, rerun_args, nworkers, o.seconds, o.soak ? ", soak" : "");
 
-	uint64_t round_rng = st_stream(o.seed, UINT64_MAX);
-	uint64_t run_start = run_start_ns = st_now_ns();
+	uint64_t round_rng = util_rand_seed(o.seed, UINT64_MAX);
+	uint64_t run_start = run_start_ns = util_now_ns();
 	uint64_t run_ns = (uint64_t)(o.seconds * 1e9);
 	for (unsigned rn = 0; nrounds == 0 || rn < nrounds; rn++) {
-		uint64_t elapsed = st_now_ns() - run_start;
+		uint64_t elapsed = util_now_ns() - run_start;
 		if (o.soak && o.seconds > 0 && elapsed >= run_ns)
 			break;
 		double secs = ROUND_SECONDS;
@@ -688,7 +688,7 @@ int main(int argc, char **argv)
 		};
 
 		struct round_result res = { 0 };
-		uint64_t t0 = st_now_ns();
+		uint64_t t0 = util_now_ns();
 		run_round(r, o.seed, rn, secs, o.stall_seconds, &res);
 		printf("round %u: %2u frames x %4u B, latency %3u us, writer %2u ms, %-14s: "
 		       "%" PRIu64 " ops, %" PRIu64 " writes, %" PRIu64 " reads, %" PRIu64 " new pages, %"
@@ -699,7 +699,7 @@ int main(int argc, char **argv)
 		       r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), res.ops, res.writes,
 		       res.reads, res.creates, res.creates_at, res.evictions, res.flushes, res.busy,
 		       res.st.reads, res.st.writes, res.st.evictions, res.pages,
-		       (double)(st_now_ns() - t0) / 1e9);
+		       (double)(util_now_ns() - t0) / 1e9);
 		free(r);
 	}
 	remove_files();

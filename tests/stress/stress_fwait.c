@@ -151,8 +151,8 @@ static void hold(struct worker *w)
 	/* a long hold: queues build up behind it, and their short deadlines
 	 * expire while it hands off */
 	op_begin(w, OP_HOLD, NULL);
-	uint64_t until = st_now_ns() + 50000 + st_below(&w->rng, 450000);
-	while (st_now_ns() < until)
+	uint64_t until = util_now_ns() + 50000 + st_below(&w->rng, 450000);
+	while (util_now_ns() < until)
 		sched_yield();
 	op_end(w);
 }
@@ -424,7 +424,7 @@ static void dump_round(void *arg)
 			atomic_load(&r->keys[i].gen));
 	if (workers == NULL)
 		return;
-	uint64_t now = st_now_ns();
+	uint64_t now = util_now_ns();
 	for (unsigned i = 0; i < st_ctx.threads; i++)
 		st_watch_dump(&workers[i].watch, (int)i, now, op_names);
 }
@@ -495,7 +495,7 @@ static void run_round(struct round *r, unsigned nthreads, uint64_t seed, unsigne
 		memset(w, 0, sizeof(*w));
 		w->id = (int)i;
 		w->r = r;
-		w->rng = st_stream(seed, (uint64_t)round_no * MAX_THREADS + i);
+		w->rng = util_rand_seed(seed, (uint64_t)round_no * MAX_THREADS + i);
 		int rc = pthread_create(&w->tid, &attr, worker_main, w);
 		if (rc != 0)
 			st_fail("pthread_create: %s (thread %u)", strerror(rc), i);
@@ -503,8 +503,8 @@ static void run_round(struct round *r, unsigned nthreads, uint64_t seed, unsigne
 	pthread_attr_destroy(&attr);
 
 	/* Watchdog while the round runs. */
-	uint64_t end = st_now_ns() + (uint64_t)(seconds * 1e9);
-	for (uint64_t now = st_now_ns(); now < end; now = st_now_ns()) {
+	uint64_t end = util_now_ns() + (uint64_t)(seconds * 1e9);
+	for (uint64_t now = util_now_ns(); now < end; now = util_now_ns()) {
 		for (unsigned i = 0; i < nthreads; i++)
 			check_stall(&workers[i], now, stall_ns);
 		check_parked_waiters(r);
@@ -518,9 +518,9 @@ static void run_round(struct round *r, unsigned nthreads, uint64_t seed, unsigne
 	for (unsigned k = 0; k < NKEYS; k++)
 		if (fwait_wake(r->t, &r->keys[k], FWAIT_ALL) < 0)
 			st_fail("fwait_wake(ALL) at stop failed");
-	uint64_t stop_by = st_now_ns() + stall_ns + 5000000000u;
+	uint64_t stop_by = util_now_ns() + stall_ns + 5000000000u;
 	for (bool all = false; !all;) {
-		uint64_t now = st_now_ns();
+		uint64_t now = util_now_ns();
 		if (now > stop_by)
 			st_fail("threads still running %.1f s after stop (none of them in a wait): "
 				"lost wakeup or livelock?", (double)(stall_ns + 5000000000u) / 1e9);
@@ -652,10 +652,10 @@ int main(int argc, char **argv)
 	       argv[0], o.seed, o.seed, o.seed, keyed ? "all" : "bits", nthreads, per_round,
 	       o.soak ? ", soak" : "");
 
-	uint64_t round_rng = st_stream(o.seed, UINT64_MAX);
-	uint64_t run_start = st_now_ns();
+	uint64_t round_rng = util_rand_seed(o.seed, UINT64_MAX);
+	uint64_t run_start = util_now_ns();
 	for (unsigned n = 0; nrounds == 0 || n < nrounds; n++) {
-		if (o.soak && o.seconds > 0 && st_now_ns() - run_start > (uint64_t)(o.seconds * 1e9))
+		if (o.soak && o.seconds > 0 && util_now_ns() - run_start > (uint64_t)(o.seconds * 1e9))
 			break;
 		struct round *r = aligned_alloc(64, sizeof(*r));
 		if (r == NULL)
@@ -684,7 +684,7 @@ int main(int argc, char **argv)
 		st_ctx.table = r->t;
 
 		struct round_result res = { 0 };
-		uint64_t t0 = st_now_ns();
+		uint64_t t0 = util_now_ns();
 		run_round(r, nthreads, o.seed, n, per_round, o.stall_seconds, &res);
 		check_round(r, &res);
 
@@ -696,7 +696,7 @@ int main(int argc, char **argv)
 		       n, st_policy_label(r->policy), nbuckets,
 		       st_ctx.max_steals,
 		       res.ops, res.cs, res.timeouts, res.events, st.waits, st.handoffs,
-		       st.max_bucket_depth, (double)(st_now_ns() - t0) / 1e9);
+		       st.max_bucket_depth, (double)(util_now_ns() - t0) / 1e9);
 		st_ctx.table = NULL;
 		fwait_table_destroy(r->t);
 		free(r);

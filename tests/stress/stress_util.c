@@ -1,11 +1,11 @@
 /*
- * stress_util.c - clocks, options and failure reporting of the stress
+ * stress_util.c - deadlines, options and failure reporting of the stress
  * programs (see stress_util.h).  st_ctx is written by the main thread only
  * while no worker runs; workers read it only inside st_fail.
  */
 #include "stress_util.h"
+#include "util/opt.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -14,18 +14,6 @@
 #include <unistd.h>
 
 struct st_context st_ctx;
-
-uint64_t st_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-uint64_t st_ts_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
 
 struct timespec st_deadline_ns(uint64_t ns)
 {
@@ -127,27 +115,20 @@ static void usage(const char *prog)
 	exit(2);
 }
 
-static double parse_double(const char *prog, const char *s)
+/* util/opt.h's values, or the usage and exit 2. */
+static double parse_double(const char *prog, const char *opt, const char *s, double max)
 {
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || end == s || *end || v < 0) {
-		fprintf(stderr, "%s: bad number '%s'\n", prog, s);
+	double v;
+	if (util_opt_double(prog, opt, s, 0, max, &v))
 		usage(prog);
-	}
 	return v;
 }
 
-static uint64_t parse_u64(const char *prog, const char *s)
+static uint64_t parse_u64(const char *prog, const char *opt, const char *s, uint64_t max)
 {
-	char *end;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 0);
-	if (errno || end == s || *end) {
-		fprintf(stderr, "%s: bad integer '%s'\n", prog, s);
+	uint64_t v;
+	if (util_opt_u64(prog, opt, s, 0, max, &v))
 		usage(prog);
-	}
 	return v;
 }
 
@@ -170,13 +151,13 @@ void st_parse_options(int argc, char **argv, struct st_options *o)
 		if (v == NULL)
 			usage(prog);
 		if (strcmp(a, "--seconds") == 0)
-			o->seconds = parse_double(prog, v);
+			o->seconds = parse_double(prog, a, v, 1e9);
 		else if (strcmp(a, "--seed") == 0)
-			o->seed = parse_u64(prog, v), seeded = true;
-		else if (strcmp(a, "--threads") == 0)
-			o->threads = (unsigned)parse_u64(prog, v);
+			o->seed = parse_u64(prog, a, v, UINT64_MAX), seeded = true;
+		else if (strcmp(a, "--threads") == 0) /* 0: the default; programs bound it */
+			o->threads = (unsigned)parse_u64(prog, a, v, UINT32_MAX);
 		else if (strcmp(a, "--stall-seconds") == 0)
-			o->stall_seconds = parse_double(prog, v);
+			o->stall_seconds = parse_double(prog, a, v, 1e9);
 		else if (strcmp(a, "--mix") == 0)
 			o->mix = v;
 		else if (strcmp(a, "--inject") == 0)
@@ -198,9 +179,9 @@ void st_parse_options(int argc, char **argv, struct st_options *o)
 	if (!seeded) {
 		const char *env = getenv("FWAIT_STRESS_SEED");
 		if (env && *env)
-			o->seed = parse_u64(prog, env);
+			o->seed = parse_u64(prog, "FWAIT_STRESS_SEED", env, UINT64_MAX);
 		else
-			o->seed = st_now_ns() ^ ((uint64_t)getpid() << 32);
+			o->seed = util_now_ns() ^ ((uint64_t)getpid() << 32);
 	}
 	if (o->seconds < 0)
 		o->seconds = o->soak ? 0 : 20; /* soak: 0 = forever */
@@ -214,10 +195,10 @@ void st_poll_pause(void)
 
 void st_watch_begin(struct st_watch *w, int kind, const struct timespec *deadline)
 {
-	atomic_store_explicit(&w->deadline_ns, deadline ? st_ts_ns(deadline) : 0,
+	atomic_store_explicit(&w->deadline_ns, deadline ? util_timespec_ns(deadline) : 0,
 			      memory_order_relaxed);
 	atomic_store_explicit(&w->kind, kind, memory_order_relaxed);
-	atomic_store_explicit(&w->start_ns, st_now_ns(), memory_order_relaxed);
+	atomic_store_explicit(&w->start_ns, util_now_ns(), memory_order_relaxed);
 }
 
 void st_watch_end(struct st_watch *w)

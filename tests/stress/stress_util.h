@@ -19,6 +19,11 @@
 #include <time.h>
 
 #include "fwait/fwait.h"
+/* The clock (util_now_ns, util_timespec_ns) and the generator
+ * (util_rand_next; per-thread streams util_rand_seed(seed, stream)) are
+ * util's: the stress programs call them directly. */
+#include "util/clock.h"
+#include "util/prng.h"
 
 #if defined(__SANITIZE_THREAD__)
 #define ST_TSAN 1
@@ -31,28 +36,10 @@
 #define ST_TSAN 0
 #endif
 
-/* xorshift64*: deterministic per-thread streams derived from one seed. */
-static inline uint64_t st_rand(uint64_t *s)
-{
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(2685821657736338717);
-}
-
-/* Uniform in [0, n). */
+/* Uniform in [0, n), from the stream whose state is *s. */
 static inline uint32_t st_below(uint64_t *s, uint32_t n)
 {
-	return (uint32_t)(((st_rand(s) >> 32) * (uint64_t)n) >> 32);
-}
-
-static inline uint64_t st_stream(uint64_t seed, uint64_t stream)
-{
-	uint64_t s = (seed + 1) * UINT64_C(0x9e3779b97f4a7c15) ^ (stream * UINT64_C(0xbf58476d1ce4e5b9));
-	s ^= s >> 31;
-	return s ? s : 1;
+	return (uint32_t)(((util_rand_next(s) >> 32) * (uint64_t)n) >> 32);
 }
 
 /* Round "policies": the four table policies plus WAKE_ONE with steals. */
@@ -64,10 +51,8 @@ static inline const char *st_policy_label(int p)
 	return p == ST_POLICY_STEAL ? "wake-one+steal" : fwait_policy_name((enum fwait_policy)p);
 }
 
-uint64_t st_now_ns(void);
 /* Absolute CLOCK_MONOTONIC time ns nanoseconds from now (may be "now"). */
 struct timespec st_deadline_ns(uint64_t ns);
-uint64_t st_ts_ns(const struct timespec *ts);
 
 /* What a failure message names.  Set by the main thread between rounds. */
 struct st_context {

@@ -11,8 +11,10 @@
  * longest during the interval.  As vmstat's first line covers the time
  * since boot, the first line covers the time since the publisher's counters
  * were last reset (or it started); so does a line after a reset.  It stops
- * after -n lines, or when the publisher is gone.  Single-threaded; no state
- * outside main's locals.
+ * after -n lines, or when the publisher is gone.  Every line, a table row
+ * or (--json) a JSON line, goes through one emitter (util/emitter.h), so
+ * strings such as the label are escaped in one place.  Single-threaded; no
+ * state outside main's locals.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -27,6 +29,9 @@
 #include <unistd.h>
 
 #include "statsfile.h"
+#include "util/clock.h"
+#include "util/emitter.h"
+#include "util/opt.h"
 
 struct figures {
 	uint64_t hits, misses, reads, writes, io_waits, wb_waits, latch_waits, spurious, ops;
@@ -70,57 +75,117 @@ static int hot_cmp(const void *a, const void *b)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void print_line(const struct bpstat_shared *cur, const struct bpstat_shared *prev,
-		       unsigned top, bool json, bool header)
+/* One line's figures: the interval's deltas and rates, its hottest frames. */
+struct line {
+	const struct bpstat_shared *cur;
+	struct figures tot, d;
+	double secs, per, hit; /* interval, 1/interval (0: no rates), hit % */
+	struct hot hot[BPSTAT_TOP_N];
+	unsigned nhot;
+};
+
+static void line_compute(struct line *l, const struct bpstat_shared *cur,
+			 const struct bpstat_shared *prev, unsigned top)
 {
-	struct figures tot = figures_of(cur);
+	l->cur = cur;
+	l->tot = figures_of(cur);
 	/* a reset since prev: the counters count from since_ns */
 	bool reset = !prev || prev->since_ns != cur->since_ns;
-	struct figures d = reset ? tot : figures_delta(tot, figures_of(prev));
+	l->d = reset ? l->tot : figures_delta(l->tot, figures_of(prev));
 	uint64_t from = reset ? cur->since_ns : prev->mono_ns;
-	double secs = cur->mono_ns > from ? (double)(cur->mono_ns - from) / 1e9 : 0;
-	double per = secs >= 1e-3 ? 1.0 / secs : 0; /* no rates over a blink */
-	struct hot hot[BPSTAT_TOP_N];
-	unsigned nhot = 0;
+	l->secs = cur->mono_ns > from ? (double)(cur->mono_ns - from) / 1e9 : 0;
+	l->per = l->secs >= 1e-3 ? 1.0 / l->secs : 0; /* no rates over a blink */
+	l->nhot = 0;
 	for (uint32_t i = 0; i < cur->nhot && i < BPSTAT_TOP_N; i++) {
 		uint64_t ns = hot_delta(&cur->hot[i], reset ? NULL : prev);
 		if (ns)
-			hot[nhot++] = (struct hot){&cur->hot[i], ns};
+			l->hot[l->nhot++] = (struct hot){&cur->hot[i], ns};
 	}
-	qsort(hot, nhot, sizeof(hot[0]), hot_cmp);
-	if (nhot > top)
-		nhot = top;
-	double hit = d.hits + d.misses ? 100.0 * (double)d.hits / (double)(d.hits + d.misses) : 0;
-	if (json) {
-		printf("{\"pid\":%d,\"label\":\"%s\",\"interval_s\":%.3f,"
-		       "\"totals\":{\"hits\":%" PRIu64 ",\"misses\":%" PRIu64 ",\"reads\":%" PRIu64
-		       ",\"writes\":%" PRIu64 ",\"io_waits\":%" PRIu64 ",\"writeback_waits\":%" PRIu64
-		       ",\"latch_waits\":%" PRIu64 ",\"spurious_wakeups\":%" PRIu64 ",\"ops\":%" PRIu64
-		       "},\"rates\":{\"hits\":%.1f,\"misses\":%.1f,\"reads\":%.1f,\"writes\":%.1f,"
-		       "\"io_waits\":%.1f,\"writeback_waits\":%.1f,\"latch_waits\":%.1f,"
-		       "\"spurious_wakeups\":%.1f,\"ops\":%.1f},\"hit_ratio\":%.4f,\"hot\":[",
-		       cur->pid, cur->label, secs, tot.hits, tot.misses, tot.reads, tot.writes,
-		       tot.io_waits, tot.wb_waits, tot.latch_waits, tot.spurious, tot.ops,
-		       d.hits * per, d.misses * per, d.reads * per, d.writes * per, d.io_waits * per,
-		       d.wb_waits * per, d.latch_waits * per, d.spurious * per, d.ops * per, hit / 100);
-		for (unsigned i = 0; i < nhot; i++)
-			printf("%s{\"frame\":%u,\"page\":%" PRIu64 ",\"wait_ns\":%" PRIu64 "}",
-			       i ? "," : "", hot[i].f->frame, hot[i].f->pageno, hot[i].ns);
-		puts("]}");
-	} else {
-		if (header)
-			printf("%9s %9s %8s %8s %8s %8s %8s %7s %6s %9s  %s\n", "hits/s", "misses/s",
-			       "reads/s", "writes/s", "iowait/s", "wbwait/s", "latchw/s", "spur/s",
-			       "hit%", "ops/s", "hottest frames: frame:page wait-ms");
-		printf("%9.0f %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %7.0f %6.1f %9.0f ", d.hits * per,
-		       d.misses * per, d.reads * per, d.writes * per, d.io_waits * per,
-		       d.wb_waits * per, d.latch_waits * per, d.spurious * per, hit, d.ops * per);
-		for (unsigned i = 0; i < nhot; i++)
-			printf(" %u:%" PRIu64 " %.2f", hot[i].f->frame, hot[i].f->pageno,
-			       (double)hot[i].ns / 1e6);
-		putchar('\n');
+	qsort(l->hot, l->nhot, sizeof(l->hot[0]), hot_cmp);
+	if (l->nhot > top)
+		l->nhot = top;
+	const struct figures *d = &l->d;
+	l->hit = d->hits + d->misses ? 100.0 * (double)d->hits / (double)(d->hits + d->misses) : 0;
+}
+
+/* The counters of f, named as in the JSON; scaled by `per` as rates. */
+static void emit_figures(struct emitter *e, const char *key, const struct figures *f,
+			 bool rates, double per)
+{
+	const char *names[] = {"hits", "misses", "reads", "writes", "io_waits", "writeback_waits",
+			       "latch_waits", "spurious_wakeups", "ops"};
+	const uint64_t v[] = {f->hits, f->misses, f->reads, f->writes, f->io_waits, f->wb_waits,
+			      f->latch_waits, f->spurious, f->ops};
+
+	emitter_dict_begin(e, key);
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		if (rates)
+			emitter_kv_double(e, names[i], (double)v[i] * per, 1);
+		else
+			emitter_kv_u64(e, names[i], v[i]);
 	}
-	fflush(stdout);
+	emitter_dict_end(e);
+}
+
+/* One JSON line: pid, label, interval, totals, rates, hit ratio, hot frames. */
+static void line_json(struct emitter *e, const struct line *l)
+{
+	emitter_dict_begin(e, NULL);
+	emitter_kv_i64(e, "pid", l->cur->pid);
+	emitter_kv_str(e, "label", l->cur->label);
+	emitter_kv_double(e, "interval_s", l->secs, 3);
+	emit_figures(e, "totals", &l->tot, false, 0);
+	emit_figures(e, "rates", &l->d, true, l->per);
+	emitter_kv_double(e, "hit_ratio", l->hit / 100, 4);
+	emitter_list_begin(e, "hot");
+	for (unsigned i = 0; i < l->nhot; i++) {
+		emitter_dict_begin(e, NULL);
+		emitter_kv_u64(e, "frame", l->hot[i].f->frame);
+		emitter_kv_u64(e, "page", l->hot[i].f->pageno);
+		emitter_kv_u64(e, "wait_ns", l->hot[i].ns);
+		emitter_dict_end(e);
+	}
+	emitter_list_end(e);
+	emitter_dict_end(e);
+}
+
+/* One row of the vmstat-like table, after a header row when asked. */
+static void line_table(struct emitter *e, const struct line *l, bool header)
+{
+	const struct figures *d = &l->d;
+	double per = l->per;
+
+	if (header)
+		emitter_table_printf(e, "%9s %9s %8s %8s %8s %8s %8s %7s %6s %9s  %s\n", "hits/s",
+				     "misses/s", "reads/s", "writes/s", "iowait/s", "wbwait/s",
+				     "latchw/s", "spur/s", "hit%", "ops/s",
+				     "hottest frames: frame:page wait-ms");
+	emitter_table_printf(e, "%9.0f %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %7.0f %6.1f %9.0f ",
+			     d->hits * per, d->misses * per, d->reads * per, d->writes * per,
+			     d->io_waits * per, d->wb_waits * per, d->latch_waits * per,
+			     d->spurious * per, l->hit, d->ops * per);
+	for (unsigned i = 0; i < l->nhot; i++)
+		emitter_table_printf(e, " %u:%" PRIu64 " %.2f", l->hot[i].f->frame,
+				     l->hot[i].f->pageno, (double)l->hot[i].ns / 1e6);
+	emitter_table_printf(e, "\n");
+}
+
+/* A line through e (a JSON line or a table row); 0 or the first error
+ * writing stdout. */
+static int print_line(struct emitter *e, const struct bpstat_shared *cur,
+		      const struct bpstat_shared *prev, unsigned top, bool header)
+{
+	struct line l;
+
+	line_compute(&l, cur, prev, top);
+	if (emitter_is_json(e))
+		line_json(e, &l);
+	else
+		line_table(e, &l, header);
+	int rc = emitter_finish(e);
+	if (rc == 0 && fflush(stdout) != 0)
+		rc = -EIO;
+	return rc;
 }
 
 /* The file of the only bpbench publishing now, for a bare `bpstat`. */
@@ -151,37 +216,44 @@ static void usage(FILE *f)
 	      "                     /dev/shm/bpbench.<pid> (default: the only one there)\n", f);
 }
 
+/* A pid, when arg is all digits (a file of that name: "./NAME"); else 0. */
+static int pid_arg(const char *arg, pid_t *pid)
+{
+	unsigned v;
+
+	*pid = 0;
+	if (!*arg || arg[strspn(arg, "0123456789")] != '\0')
+		return 0;
+	if (util_opt_unsigned("bpstat", "pid", arg, 1, INT32_MAX, &v))
+		return -EINVAL;
+	*pid = (pid_t)v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {{"interval", 1, 0, 'i'}, {"count", 1, 0, 'n'},
 		{"top", 1, 0, 'N'}, {"json", 0, 0, 'j'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	double interval = 1.0;
-	long count = 0, top = 3;
+	uint64_t count = 0;
+	unsigned top = 3;
 	bool json = false;
-	char path[300], *end;
+	char path[300];
+	pid_t pid;
 	int c;
 	while ((c = getopt_long(argc, argv, "i:n:N:h", lo, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			interval = strtod(optarg, &end);
-			if (*end || end == optarg || !(interval >= 0.001 && interval <= 86400)) {
-				fprintf(stderr, "bpstat: -i wants seconds in [0.001, 86400], got '%s'\n", optarg);
+			if (util_opt_double("bpstat", "-i", optarg, 0.001, 86400, &interval))
 				return 2;
-			}
 			break;
 		case 'n':
-			count = strtol(optarg, &end, 10);
-			if (*end || end == optarg || count < 1) {
-				fprintf(stderr, "bpstat: -n wants a count >= 1, got '%s'\n", optarg);
+			if (util_opt_u64("bpstat", "-n", optarg, 1, UINT64_MAX, &count))
 				return 2;
-			}
 			break;
 		case 'N':
-			top = strtol(optarg, &end, 10);
-			if (*end || end == optarg || top < 0 || top > (long)BPSTAT_TOP_N) {
-				fprintf(stderr, "bpstat: -N wants 0..%u, got '%s'\n", BPSTAT_TOP_N, optarg);
+			if (util_opt_unsigned("bpstat", "-N", optarg, 0, BPSTAT_TOP_N, &top))
 				return 2;
-			}
 			break;
 		case 'j': json = true; break;
 		case 'h': usage(stdout); return 0;
@@ -194,9 +266,10 @@ int main(int argc, char **argv)
 	}
 	if (optind < argc) {
 		const char *a = argv[optind];
-		long pid = strtol(a, &end, 10);
-		if (*a && !*end && pid > 0)
-			bpstat_default_path((pid_t)pid, path, sizeof(path));
+		if (pid_arg(a, &pid))
+			return 2;
+		if (pid)
+			bpstat_default_path(pid, path, sizeof(path));
 		else
 			snprintf(path, sizeof(path), "%s", a);
 	} else {
@@ -220,14 +293,16 @@ int main(int argc, char **argv)
 			"not a stats file of this bpbench build" : strerror(-rc));
 		return 1;
 	}
-	print_line(&snap[0], NULL, (unsigned)top, json, true);
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (long line = 1; !count || line < count; line++) {
+	/* One emitter for every line: JSON lines, or the table. */
+	struct emitter e;
+	emitter_init(&e, json ? EMITTER_JSON_COMPACT : EMITTER_TABLE, emitter_write_file, stdout);
+	int out = print_line(&e, &snap[0], NULL, top, true);
+	uint64_t interval_ns = (uint64_t)(interval * 1e9), next_ns = util_now_ns();
+	for (uint64_t line = 1; out == 0 && (!count || line < count); line++) {
 		struct bpstat_shared *cur = &snap[line & 1], *prev = &snap[(line - 1) & 1];
-		uint64_t ns = (uint64_t)next.tv_nsec + (uint64_t)(interval * 1e9);
-		next.tv_sec += (time_t)(ns / 1000000000u);
-		next.tv_nsec = (long)(ns % 1000000000u);
+		next_ns += interval_ns;
+		struct timespec next = {(time_t)(next_ns / 1000000000u),
+					(long)(next_ns % 1000000000u)};
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
 		/* the publisher removed (or replaced) its file, or died */
@@ -241,8 +316,10 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bpstat: %s: %s\n", path, strerror(-rc));
 			break;
 		}
-		print_line(cur, prev, (unsigned)top, json, !json && line % 20 == 0);
+		out = print_line(&e, cur, prev, top, !json && line % 20 == 0);
 	}
 	bpstat_reader_close(r);
-	return rc ? 1 : 0;
+	if (out)
+		fprintf(stderr, "bpstat: writing the report: %s\n", strerror(-out));
+	return rc || out ? 1 : 0;
 }

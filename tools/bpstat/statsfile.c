@@ -10,6 +10,7 @@
  * guarded by seq alone: a torn read is detected and retried.
  */
 #include "statsfile.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,13 +33,6 @@ struct bpstat_reader {
 	const struct bpstat_shared *map;
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void bpstat_default_path(pid_t pid, char *buf, size_t len)
 {
 	snprintf(buf, len, "/dev/shm/bpbench.%ld", (long)pid);
@@ -57,7 +51,7 @@ static void snapshot(struct bpstat_publisher *p, uint64_t ops)
 			.pageno = hot[i].pageno, .wait_ns = hot[i].wait_ns,
 			.flags = hot[i].flags, .latch_waiters = hot[i].latch_waiters};
 	s->ops = ops;
-	s->mono_ns = mono_ns();
+	s->mono_ns = util_now_ns();
 	s->updates++;
 }
 
@@ -84,7 +78,7 @@ int bpstat_publisher_counters_reset(struct bpstat_publisher *p, uint64_t ops)
 	if (!p)
 		return -EINVAL;
 	/* only this thread writes the map; readers get it with the next seq */
-	p->map->since_ns = mono_ns();
+	p->map->since_ns = util_now_ns();
 	return bpstat_publish(p, ops);
 }
 
@@ -122,7 +116,7 @@ int bpstat_publisher_create(struct bpstat_publisher **out, const char *path,
 		s->layout = BPSTAT_LAYOUT;
 		s->size = sizeof(*s);
 		s->pid = (int32_t)getpid();
-		s->start_ns = s->since_ns = mono_ns();
+		s->start_ns = s->since_ns = util_now_ns();
 		snprintf(s->label, sizeof(s->label), "%s", label ? label : "");
 		bpstat_publish(p, 0);
 		if (rename(tmp, p->path) != 0) /* readers now see a complete file */
@@ -195,10 +189,10 @@ int bpstat_reader_read(struct bpstat_reader *r, struct bpstat_shared *out)
 		return -EINVAL;
 	/* The publisher may be preempted mid-update: retry for up to 2 s,
 	 * yielding the CPU, then backing off 100 us at a time. */
-	uint64_t deadline = mono_ns() + UINT64_C(2000000000);
+	uint64_t deadline = util_now_ns() + UINT64_C(2000000000);
 	for (unsigned tries = 0;; tries++) {
 		if (tries > 0) {
-			if (mono_ns() > deadline)
+			if (util_now_ns() > deadline)
 				return -EAGAIN;
 			if (tries < 100)
 				sched_yield();

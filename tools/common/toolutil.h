@@ -1,28 +1,17 @@
 /*
- * toolutil.h - small pieces every tool shares: strict integer options and a
- * seeded pseudo-random sequence, and the log callback the tools give pools.
+ * toolutil.h - what every tool shares and util/ does not have: the log
+ * callback the tools give their pools.
  *
  * Design note
  * -----------
- * Benchmarks must give every policy the same work, so their random choices
- * come from a per-thread xorshift64* sequence seeded from the command line;
- * and a benchmark that silently takes "-t 1x" as 1 measures the wrong thing,
- * so options are parsed strictly, with one message format for all tools.
- * No state: everything is in the caller's variables.
+ * Options, random numbers and clocks are util's (util/opt.h, util/prng.h,
+ * util/clock.h): one of each for the whole project.  This header keeps
+ * only the pools' log callback, which needs nothing of util.  No state.
  */
 #ifndef TOOLS_COMMON_TOOLUTIL_H
 #define TOOLS_COMMON_TOOLUTIL_H
 
 #include <stdint.h>
-
-/* Parse s as a decimal integer in [min, max] into *out.  On anything else
- * (empty, sign, trailing characters, overflow, out of range) print
- * "<tool>: <opt> wants an integer in [min, max], not '<s>'" to stderr and
- * return -EINVAL, leaving *out unchanged. */
-int tool_parse_u64(const char *tool, const char *opt, const char *s, uint64_t min,
-		   uint64_t max, uint64_t *out);
-int tool_parse_unsigned(const char *tool, const char *opt, const char *s, unsigned min,
-			unsigned max, unsigned *out);
 
 /* The bp_config.log (and kv_config.pool.log) of every tool: prints
  * "bufpool: <msg>" on stderr, whatever the level, so the pool's messages
@@ -30,15 +19,29 @@ int tool_parse_unsigned(const char *tool, const char *opt, const char *s, unsign
  * (Declared without bufpool.h: level is an enum bp_log_level.) */
 void tool_bp_log(void *arg, int level, const char *msg);
 
-/* xorshift64*: the next number of the sequence whose state is *s (never 0). */
+/* ---- transitional: removed once bpbench uses util/opt.h ----------------
+ * tools/bpbench (ycsb.c, tiotest.c) still calls these old names; they are
+ * util's parser and generator under another name, nothing more.  Integers
+ * are now util_opt_u64's: decimal or 0x hex, no sign, no blanks. */
+#include "util/opt.h"
+#include "util/prng.h"
+
+static inline int tool_parse_u64(const char *tool, const char *opt, const char *s,
+				 uint64_t min, uint64_t max, uint64_t *out)
+{
+	return util_opt_u64(tool, opt, s, min, max, out);
+}
+
+static inline int tool_parse_unsigned(const char *tool, const char *opt, const char *s,
+				      unsigned min, unsigned max, unsigned *out)
+{
+	return util_opt_unsigned(tool, opt, s, min, max, out);
+}
+
 static inline uint64_t tool_rand_next(uint64_t *s)
 {
-	uint64_t x = *s;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(0x2545f4914f6cdd1d);
+	return util_rand_next(s);
 }
+/* ---- end of transitional ----------------------------------------------- */
 
 #endif

@@ -6,11 +6,14 @@
  * variant, then CPU-per-acquisition ratios against BROADCAST (the unfiltered
  * pre-2004 hashed queue) and against percond (a mutex + condvar in every
  * object, the memory-hungry ideal), then the memory comparison.  --json
- * prints the same as JSON lines.  No global mutable state: the options live
- * in main's frame and are passed down.
+ * prints the same as JSON lines.  Both go through one emitter
+ * (util/emitter.h): JSON lines are its compact back-end, the table its
+ * table back-end (emitter_table_printf).  No global mutable state: the
+ * options live in main's frame and are passed down.
  */
 #include "herd.h"
-#include "toolutil.h"
+#include "util/emitter.h"
+#include "util/opt.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -56,19 +59,6 @@ static void usage(FILE *f)
 		"              wake-one,wake-all,broadcast,futex,wake-one+steal,percond\n"
 		"  --json      JSON lines instead of a table\n"
 		"  -h, --help  this text\n");
-}
-
-static int parse_seconds(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	double v = strtod(s, &end);
-	if (errno || *end || !(v > 0) || v > 3600) {
-		fprintf(stderr, "fwait-herd: -d wants seconds in (0, 3600], got '%s'\n", s);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
 }
 
 static int parse_policies(const char *list, struct options *o)
@@ -122,13 +112,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 	while (rc == 0 && (c = getopt_long(argc, argv, "t:k:b:H:d:n:s:p:h", longs, NULL)) != -1) {
 		switch (c) {
-		case 't': rc = tool_parse_unsigned("fwait-herd", "-t", optarg, 1, 32768, &o->p.threads); break;
-		case 'k': rc = tool_parse_unsigned("fwait-herd", "-k", optarg, 1, 1u << 26, &o->p.objects); break;
-		case 'b': rc = tool_parse_unsigned("fwait-herd", "-b", optarg, 1, 1u << 24, &o->p.buckets); break;
-		case 'H': rc = tool_parse_unsigned("fwait-herd", "-H", optarg, 0, 10000000, &o->p.hold_us); break;
-		case 'd': rc = parse_seconds(optarg, &o->p.seconds); break;
-		case 'n': rc = tool_parse_u64("fwait-herd", "-n", optarg, 1, UINT64_MAX / 4, &o->p.ops); break;
-		case 's': rc = tool_parse_u64("fwait-herd", "-s", optarg, 0, UINT64_MAX - 1, &o->p.seed); break;
+		case 't': rc = util_opt_unsigned("fwait-herd", "-t", optarg, 1, 32768, &o->p.threads); break;
+		case 'k': rc = util_opt_unsigned("fwait-herd", "-k", optarg, 1, 1u << 26, &o->p.objects); break;
+		case 'b': rc = util_opt_unsigned("fwait-herd", "-b", optarg, 1, 1u << 24, &o->p.buckets); break;
+		case 'H': rc = util_opt_unsigned("fwait-herd", "-H", optarg, 0, 10000000, &o->p.hold_us); break;
+		case 'd': rc = util_opt_double("fwait-herd", "-d", optarg, 0.001, 3600, &o->p.seconds); break;
+		case 'n': rc = util_opt_u64("fwait-herd", "-n", optarg, 1, UINT64_MAX / 4, &o->p.ops); break;
+		case 's': rc = util_opt_u64("fwait-herd", "-s", optarg, 0, UINT64_MAX - 1, &o->p.seed); break;
 		case 'p': rc = parse_policies(optarg, o); break;
 		case 'J': o->json = true; break;
 		case 'h': return 1;
@@ -170,49 +160,72 @@ static double fwait_bytes_at(const struct herd_result *r, uint64_t n)
 	return (double)r->sync_bytes + 4.0 * (double)n;
 }
 
-static void print_cmdline(FILE *f, int argc, char **argv, const char *prefix)
+/* The command line, its words joined by spaces (malloc'd; NULL: no memory). */
+static char *cmdline(int argc, char **argv)
 {
-	fputs(prefix, f);
+	size_t len = 1;
 	for (int i = 0; i < argc; i++)
-		fprintf(f, "%s%s", i ? " " : "", argv[i]);
-	fputc('\n', f);
+		len += strlen(argv[i]) + 1;
+	char *s = malloc(len), *p = s;
+	for (int i = 0; s && i < argc; i++)
+		p += sprintf(p, "%s%s", i ? " " : "", argv[i]);
+	if (s)
+		*p = '\0';
+	return s;
 }
 
-static void print_header(const struct options *o, int argc, char **argv)
+/* A number as printf's %g writes it (finite values only: valid JSON). */
+static void kv_g(struct emitter *e, const char *key, double v)
+{
+	char buf[32];
+	snprintf(buf, sizeof(buf), "%g", v);
+	emitter_kv_raw(e, key, buf);
+}
+
+static void print_header(struct emitter *e, const struct options *o, int argc, char **argv)
 {
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	const struct herd_params *p = &o->p;
+	char *cmd = cmdline(argc, argv);
 
-	if (o->json) {
-		printf("{\"type\":\"header\",\"argv\":\"");
-		for (int i = 0; i < argc; i++)
-			printf("%s%s", i ? " " : "", argv[i]); /* options have no quotes */
-		printf("\",\"nproc\":%ld,\"threads\":%u,\"objects\":%u,\"buckets\":%u,"
-		       "\"hold_us\":%u,\"seconds\":%g,\"ops\":%llu,\"seed\":%llu}\n",
-		       ncpu, p->threads, p->objects, p->buckets, p->hold_us, p->seconds,
-		       (unsigned long long)p->ops, (unsigned long long)p->seed);
+	if (emitter_is_json(e)) {
+		emitter_dict_begin(e, NULL);
+		emitter_kv_str(e, "type", "header");
+		emitter_kv_str(e, "argv", cmd ? cmd : "");
+		emitter_kv_i64(e, "nproc", ncpu);
+		emitter_kv_u64(e, "threads", p->threads);
+		emitter_kv_u64(e, "objects", p->objects);
+		emitter_kv_u64(e, "buckets", p->buckets);
+		emitter_kv_u64(e, "hold_us", p->hold_us);
+		kv_g(e, "seconds", p->seconds);
+		emitter_kv_u64(e, "ops", p->ops);
+		emitter_kv_u64(e, "seed", p->seed);
+		emitter_dict_end(e);
+		free(cmd);
 		return;
 	}
-	print_cmdline(stdout, argc, argv, "# command: ");
-	printf("# machine: nproc %ld; threads %u, objects %u, buckets %u, hold %u us "
-	       "(nanosleep), ", ncpu, p->threads, p->objects, p->buckets, p->hold_us);
+	emitter_table_printf(e, "# command: %s\n", cmd ? cmd : "?");
+	free(cmd);
+	emitter_table_printf(e, "# machine: nproc %ld; threads %u, objects %u, buckets %u, "
+			     "hold %u us (nanosleep), ", ncpu, p->threads, p->objects,
+			     p->buckets, p->hold_us);
 	if (p->ops)
-		printf("%llu acquisitions per policy", (unsigned long long)p->ops);
+		emitter_table_printf(e, "%llu acquisitions per policy", (unsigned long long)p->ops);
 	else
-		printf("%g s per policy", p->seconds);
-	printf(", seed %llu\n", (unsigned long long)p->seed);
-	printf("# CPU = getrusage(RUSAGE_SELF) user+sys over the run; vcsw = voluntary "
-	       "context switches; spurious = woken but had to sleep again\n");
-	printf("# hold_us = measured mean hold (nanosleep + timer slack); fgn/acq = "
-	       "waiters of other keys walked past per acquisition; maxdep = "
-	       "max_bucket_depth\n");
-	printf("%-15s %9s %9s %7s %9s %9s %9s %8s %8s %9s %8s %7s %6s %10s %12s\n",
-	       "policy", "acq", "acq/s", "hold_us", "usr_s/1k", "sys_s/1k", "cpu_s/1k",
-	       "vcsw/acq", "wake/acq", "spurious", "spur/acq", "fgn/acq", "maxdep",
-	       "sync_bytes", "1M_obj_bytes");
+		emitter_table_printf(e, "%g s per policy", p->seconds);
+	emitter_table_printf(e, ", seed %llu\n", (unsigned long long)p->seed);
+	emitter_table_printf(e, "# CPU = getrusage(RUSAGE_SELF) user+sys over the run; vcsw = "
+			     "voluntary context switches; spurious = woken but had to sleep again\n");
+	emitter_table_printf(e, "# hold_us = measured mean hold (nanosleep + timer slack); "
+			     "fgn/acq = waiters of other keys walked past per acquisition; "
+			     "maxdep = max_bucket_depth\n");
+	emitter_table_printf(e, "%-15s %9s %9s %7s %9s %9s %9s %8s %8s %9s %8s %7s %6s %10s %12s\n",
+			     "policy", "acq", "acq/s", "hold_us", "usr_s/1k", "sys_s/1k",
+			     "cpu_s/1k", "vcsw/acq", "wake/acq", "spurious", "spur/acq",
+			     "fgn/acq", "maxdep", "sync_bytes", "1M_obj_bytes");
 }
 
-static void print_row(const struct options *o, const struct herd_variant *v,
+static void print_row(struct emitter *e, const struct options *o, const struct herd_variant *v,
 		      const struct herd_result *r)
 {
 	uint64_t a = r->acquisitions;
@@ -220,22 +233,32 @@ static void print_row(const struct options *o, const struct herd_variant *v,
 					    : (double)percond_bytes(PROJECTED_OBJECTS);
 	double wake = v->kind == HERD_FWAIT ? per_acq((double)r->wakeups, a) : NAN;
 
-	if (o->json) {
-		printf("{\"type\":\"row\",\"policy\":\"%s\",\"acquisitions\":%llu,"
-		       "\"wall_s\":%.4f,\"acq_per_s\":%.1f,\"hold_us_mean\":%.2f,\"user_s\":%.4f,\"sys_s\":%.4f,"
-		       "\"cpu_s_per_1k\":%.6f,\"user_s_per_1k\":%.6f,\"sys_s_per_1k\":%.6f,"
-		       "\"vcsw\":%llu,\"ivcsw\":%llu,\"vcsw_per_acq\":%.4f,"
-		       "\"spurious\":%llu,\"waits\":%llu,\"wakeups\":%llu,\"handoffs\":%llu,"
-		       "\"foreign_skipped\":%llu,\"max_bucket_depth\":%u,"
-		       "\"sync_bytes\":%zu,\"percond_bytes\":%zu,\"projected_1m_bytes\":%.0f}\n",
-		       v->name, (unsigned long long)a, r->wall_s, (double)a / r->wall_s,
-		       per_acq(r->hold_s, a) * 1e6, r->user_s, r->sys_s, per_1k(r->user_s + r->sys_s, a),
-		       per_1k(r->user_s, a), per_1k(r->sys_s, a),
-		       (unsigned long long)r->vcsw, (unsigned long long)r->ivcsw,
-		       per_acq((double)r->vcsw, a), (unsigned long long)r->spurious,
-		       (unsigned long long)r->waits, (unsigned long long)r->wakeups,
-		       (unsigned long long)r->handoffs, (unsigned long long)r->foreign_skipped,
-		       r->max_bucket_depth, r->sync_bytes, percond_bytes(o->p.objects), proj);
+	if (emitter_is_json(e)) {
+		emitter_dict_begin(e, NULL);
+		emitter_kv_str(e, "type", "row");
+		emitter_kv_str(e, "policy", v->name);
+		emitter_kv_u64(e, "acquisitions", a);
+		emitter_kv_double(e, "wall_s", r->wall_s, 4);
+		emitter_kv_double(e, "acq_per_s", (double)a / r->wall_s, 1);
+		emitter_kv_double(e, "hold_us_mean", per_acq(r->hold_s, a) * 1e6, 2);
+		emitter_kv_double(e, "user_s", r->user_s, 4);
+		emitter_kv_double(e, "sys_s", r->sys_s, 4);
+		emitter_kv_double(e, "cpu_s_per_1k", per_1k(r->user_s + r->sys_s, a), 6);
+		emitter_kv_double(e, "user_s_per_1k", per_1k(r->user_s, a), 6);
+		emitter_kv_double(e, "sys_s_per_1k", per_1k(r->sys_s, a), 6);
+		emitter_kv_u64(e, "vcsw", r->vcsw);
+		emitter_kv_u64(e, "ivcsw", r->ivcsw);
+		emitter_kv_double(e, "vcsw_per_acq", per_acq((double)r->vcsw, a), 4);
+		emitter_kv_u64(e, "spurious", r->spurious);
+		emitter_kv_u64(e, "waits", r->waits);
+		emitter_kv_u64(e, "wakeups", r->wakeups);
+		emitter_kv_u64(e, "handoffs", r->handoffs);
+		emitter_kv_u64(e, "foreign_skipped", r->foreign_skipped);
+		emitter_kv_u64(e, "max_bucket_depth", r->max_bucket_depth);
+		emitter_kv_u64(e, "sync_bytes", r->sync_bytes);
+		emitter_kv_u64(e, "percond_bytes", percond_bytes(o->p.objects));
+		emitter_kv_double(e, "projected_1m_bytes", proj, 0);
+		emitter_dict_end(e);
 		return;
 	}
 	/* percond keeps no wakeup, walk or depth counts. */
@@ -245,13 +268,13 @@ static void print_row(const struct options *o, const struct herd_variant *v,
 		snprintf(fgn_s, sizeof(fgn_s), "%.1f", per_acq((double)r->foreign_skipped, a));
 		snprintf(dep_s, sizeof(dep_s), "%u", r->max_bucket_depth);
 	}
-	printf("%-15s %9llu %9.0f %7.1f %9.4f %9.4f %9.4f %8.2f %8s %9llu %8.3f %7s %6s %10zu %12.0f\n",
-	       v->name, (unsigned long long)a, (double)a / r->wall_s,
-	       per_acq(r->hold_s, a) * 1e6,
-	       per_1k(r->user_s, a), per_1k(r->sys_s, a), per_1k(r->user_s + r->sys_s, a),
-	       per_acq((double)r->vcsw, a), wake_s, (unsigned long long)r->spurious,
-	       per_acq((double)r->spurious, a), fgn_s, dep_s, r->sync_bytes, proj);
-	fflush(stdout);
+	emitter_table_printf(e, "%-15s %9llu %9.0f %7.1f %9.4f %9.4f %9.4f %8.2f %8s %9llu %8.3f "
+			     "%7s %6s %10zu %12.0f\n",
+			     v->name, (unsigned long long)a, (double)a / r->wall_s,
+			     per_acq(r->hold_s, a) * 1e6, per_1k(r->user_s, a), per_1k(r->sys_s, a),
+			     per_1k(r->user_s + r->sys_s, a), per_acq((double)r->vcsw, a), wake_s,
+			     (unsigned long long)r->spurious, per_acq((double)r->spurious, a),
+			     fgn_s, dep_s, r->sync_bytes, proj);
 }
 
 static const struct herd_result *find(const struct options *o,
@@ -263,29 +286,35 @@ static const struct herd_result *find(const struct options *o,
 	return NULL;
 }
 
-static void print_ratios(const struct options *o, const struct herd_result *rs)
+static void print_ratios(struct emitter *e, const struct options *o,
+			 const struct herd_result *rs)
 {
 	const struct herd_result *bc = find(o, rs, "broadcast");
 	const struct herd_result *pc = find(o, rs, "percond");
 
-	if (!o->json)
-		printf("\n# CPU per acquisition relative to broadcast and to percond "
-		       "(lower is better)\n%-15s %12s %12s\n", "policy", "vs_broadcast",
-		       "vs_percond");
+	emitter_table_printf(e, "\n# CPU per acquisition relative to broadcast and to percond "
+			     "(lower is better)\n%-15s %12s %12s\n", "policy", "vs_broadcast",
+			     "vs_percond");
 	for (unsigned i = 0; i < o->nchosen; i++) {
 		double c = cpu_per_acq(&rs[i]);
 		double vb = bc ? c / cpu_per_acq(bc) : NAN;
 		double vp = pc ? c / cpu_per_acq(pc) : NAN;
-		if (o->json)
-			printf("{\"type\":\"ratio\",\"policy\":\"%s\",\"cpu_vs_broadcast\":%.4f,"
-			       "\"cpu_vs_percond\":%.4f}\n", o->chosen[i]->name,
-			       isnan(vb) ? -1.0 : vb, isnan(vp) ? -1.0 : vp);
-		else
-			printf("%-15s %12.3f %12.3f\n", o->chosen[i]->name, vb, vp);
+		if (emitter_is_json(e)) {
+			/* -1: no such variant in this run */
+			emitter_dict_begin(e, NULL);
+			emitter_kv_str(e, "type", "ratio");
+			emitter_kv_str(e, "policy", o->chosen[i]->name);
+			emitter_kv_double(e, "cpu_vs_broadcast", isnan(vb) ? -1.0 : vb, 4);
+			emitter_kv_double(e, "cpu_vs_percond", isnan(vp) ? -1.0 : vp, 4);
+			emitter_dict_end(e);
+		} else {
+			emitter_table_printf(e, "%-15s %12.3f %12.3f\n", o->chosen[i]->name, vb, vp);
+		}
 	}
 }
 
-static void print_memory(const struct options *o, const struct herd_result *rs)
+static void print_memory(struct emitter *e, const struct options *o,
+			 const struct herd_result *rs)
 {
 	const struct herd_result *fw = NULL;
 	for (unsigned i = 0; i < o->nchosen && !fw; i++)
@@ -297,23 +326,36 @@ static void print_memory(const struct options *o, const struct herd_result *rs)
 	double pc_1m = (double)percond_bytes(PROJECTED_OBJECTS);
 	double fw_1m = fwait_bytes_at(fw, PROJECTED_OBJECTS);
 
-	if (o->json) {
-		printf("{\"type\":\"memory\",\"fwait_table_bytes\":%zu,\"percond_bytes\":%zu,"
-		       "\"percond_object_bytes\":%zu,\"ratio_now\":%.4f,"
-		       "\"projected_objects\":%llu,\"fwait_projected_bytes\":%.0f,"
-		       "\"percond_projected_bytes\":%.0f,\"ratio_projected\":%.4f}\n",
-		       fw->sync_bytes, pc_now, sizeof(struct herd_percond),
-		       (double)fw->sync_bytes / (double)pc_now, PROJECTED_OBJECTS, fw_1m,
-		       pc_1m, fw_1m / pc_1m);
+	if (emitter_is_json(e)) {
+		emitter_dict_begin(e, NULL);
+		emitter_kv_str(e, "type", "memory");
+		emitter_kv_u64(e, "fwait_table_bytes", fw->sync_bytes);
+		emitter_kv_u64(e, "percond_bytes", pc_now);
+		emitter_kv_u64(e, "percond_object_bytes", sizeof(struct herd_percond));
+		emitter_kv_double(e, "ratio_now", (double)fw->sync_bytes / (double)pc_now, 4);
+		emitter_kv_u64(e, "projected_objects", PROJECTED_OBJECTS);
+		emitter_kv_double(e, "fwait_projected_bytes", fw_1m, 0);
+		emitter_kv_double(e, "percond_projected_bytes", pc_1m, 0);
+		emitter_kv_double(e, "ratio_projected", fw_1m / pc_1m, 4);
+		emitter_dict_end(e);
 		return;
 	}
-	printf("\n# memory: fwait table %zu B (%u buckets) vs percond %u x %zu B "
-	       "(mutex+cond+flag) = %zu B: fwait/percond = %.3f\n",
-	       fw->sync_bytes, o->p.buckets, o->p.objects, sizeof(struct herd_percond),
-	       pc_now, (double)fw->sync_bytes / (double)pc_now);
-	printf("# projected at %llu objects: fwait %.1f MiB (table + 4 B word per object) "
-	       "vs percond %.1f MiB: fwait/percond = %.3f\n", PROJECTED_OBJECTS,
-	       fw_1m / 1048576.0, pc_1m / 1048576.0, fw_1m / pc_1m);
+	emitter_table_printf(e, "\n# memory: fwait table %zu B (%u buckets) vs percond %u x %zu B "
+			     "(mutex+cond+flag) = %zu B: fwait/percond = %.3f\n",
+			     fw->sync_bytes, o->p.buckets, o->p.objects,
+			     sizeof(struct herd_percond), pc_now,
+			     (double)fw->sync_bytes / (double)pc_now);
+	emitter_table_printf(e, "# projected at %llu objects: fwait %.1f MiB (table + 4 B word "
+			     "per object) vs percond %.1f MiB: fwait/percond = %.3f\n",
+			     PROJECTED_OBJECTS, fw_1m / 1048576.0, pc_1m / 1048576.0,
+			     fw_1m / pc_1m);
+}
+
+/* 0, or the first error writing stdout (through e or at the flush). */
+static int flushed(const struct emitter *e)
+{
+	int rc = emitter_finish(e);
+	return rc == 0 && fflush(stdout) != 0 ? -EIO : rc;
 }
 
 int main(int argc, char **argv)
@@ -330,18 +372,30 @@ int main(int argc, char **argv)
 	}
 
 	struct herd_result rs[MAX_VARIANTS];
+	struct emitter e;
 	memset(rs, 0, sizeof(rs));
-	print_header(&o, argc, argv);
-	for (unsigned i = 0; i < o.nchosen; i++) {
+	emitter_init(&e, o.json ? EMITTER_JSON_COMPACT : EMITTER_TABLE, emitter_write_file,
+		     stdout);
+	print_header(&e, &o, argc, argv);
+	rc = flushed(&e);
+	for (unsigned i = 0; rc == 0 && i < o.nchosen; i++) {
 		rc = herd_run(o.chosen[i], &o.p, &rs[i]);
 		if (rc) {
 			fprintf(stderr, "fwait-herd: %s failed: %s\n", o.chosen[i]->name,
 				strerror(-rc));
 			return 1;
 		}
-		print_row(&o, o.chosen[i], &rs[i]);
+		print_row(&e, &o, o.chosen[i], &rs[i]);
+		rc = flushed(&e);
 	}
-	print_ratios(&o, rs);
-	print_memory(&o, rs);
+	if (rc == 0) {
+		print_ratios(&e, &o, rs);
+		print_memory(&e, &o, rs);
+		rc = flushed(&e);
+	}
+	if (rc) {
+		fprintf(stderr, "fwait-herd: writing the report: %s\n", strerror(-rc));
+		return 1;
+	}
 	return 0;
 }

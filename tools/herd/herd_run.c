@@ -2,8 +2,8 @@
  * herd_run.c - runs one herd variant and measures it.
  *
  * Design note: T threads each repeat lock / hold / unlock on an object
- * picked at random (xorshift seeded by (seed, thread), so every variant sees
- * the same sequence of picks).  The hold is a nanosleep, as an I/O would
+ * picked at random (util_rand_next, the state util_rand_seed(seed, thread),
+ * so every variant sees the same sequence of picks).  The hold is a nanosleep, as an I/O would
  * be, so holders sleep with the lock held and waiters really queue.  fwait
  * variants lock bit 0 of the object's word through one table of B buckets;
  * the percond baseline gives every object its own mutex, condvar and held
@@ -13,7 +13,8 @@
  * sharing; reported memory counts only the synchronisation state.
  */
 #include "herd.h"
-#include "toolutil.h"
+#include "util/clock.h"
+#include "util/prng.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -58,11 +59,10 @@ struct herd_worker {
 	int err;
 };
 
-static double now_s(void)
+/* Seconds since t0_ns (a util_now_ns). */
+static double since_s(uint64_t t0_ns)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+	return (double)(util_now_ns() - t0_ns) * 1e-9;
 }
 
 static double tv_s(struct timeval tv)
@@ -76,10 +76,10 @@ static double hold(unsigned hold_us)
 	if (hold_us == 0)
 		return 0;
 	struct timespec ts = { hold_us / 1000000u, (long)(hold_us % 1000000u) * 1000L };
-	double t0 = now_s();
+	uint64_t t0 = util_now_ns();
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
-	return now_s() - t0;
+	return since_s(t0);
 }
 
 static bool take_ticket(struct herd_shared *s)
@@ -120,11 +120,11 @@ static void *worker_main(void *arg)
 	struct herd_worker *w = arg;
 	struct herd_shared *s = w->s;
 	const struct herd_params *p = s->p;
-	uint64_t rng = (p->seed + 1) * UINT64_C(0x9e3779b97f4a7c15) + 2 * (uint64_t)w->id + 1;
+	uint64_t rng = util_rand_seed(p->seed, w->id);
 
 	gate_wait(s);
 	while (take_ticket(s)) {
-		unsigned k = (unsigned)(tool_rand_next(&rng) % p->objects);
+		unsigned k = (unsigned)(util_rand_next(&rng) % p->objects);
 		int rc;
 		if (s->v->kind == HERD_FWAIT) {
 			_Atomic uint32_t *word = &s->objs[k].word;
@@ -276,7 +276,7 @@ int herd_run(const struct herd_variant *v, const struct herd_params *p,
 	}
 
 	unsigned started = start_threads(&s, ws, tids, &rc);
-	double t0 = now_s();
+	uint64_t t0 = util_now_ns();
 	getrusage(RUSAGE_SELF, &ru0);
 	gate_release(&s);
 	if (rc == 0 && p->ops == 0) {
@@ -290,7 +290,7 @@ int herd_run(const struct herd_variant *v, const struct herd_params *p,
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tids[i], NULL);
 	getrusage(RUSAGE_SELF, &ru1);
-	out->wall_s = now_s() - t0;
+	out->wall_s = since_s(t0);
 
 	uint64_t pc_spurious = 0;
 	for (unsigned i = 0; i < started; i++) {
