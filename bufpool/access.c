@@ -75,7 +75,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		if (s & BP_F_LOCKED) {
 			uint64_t t0 = bp_now_ns();
 			fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
-			bp_account_wait(p, f, pageno, BP_H_IO, bp_now_ns() - t0);
+			bp_account_wait(p, f, BP_H_IO, bp_now_ns() - t0);
 			waited = true;
 			continue;
 		}
@@ -90,7 +90,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		uint32_t ns = (s & ~BP_F_ERROR) | BP_F_LOCKED;
 		if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
 				memory_order_acquire, memory_order_relaxed)) {
-			bp_count(p, pageno, BP_C_READS);
+			bp_count(p, BP_C_READS);
 			bp_io_submit(p, f, BP_IO_READ, pageno);
 			waited = true; /* our own read decides now */
 		}
@@ -103,7 +103,7 @@ static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		      struct bp_frame **out)
 {
 	if (!own_read)
-		bp_count(p, pageno, BP_C_HITS);
+		bp_count(p, BP_C_HITS);
 	int r = wait_ready(p, f, pageno, own_read);
 	if (r < 0) {
 		bp_unpin(p, f);
@@ -132,8 +132,8 @@ static void readahead(struct bp_pool *p, uint64_t pageno)
 				bp_unpin(p, g);
 			continue;
 		}
-		bp_count(p, q, BP_C_READS);
-		bp_count(p, q, BP_C_READAHEADS);
+		bp_count(p, BP_C_READS);
+		bp_count(p, BP_C_READAHEADS);
 		bp_io_submit(p, f, BP_IO_READ, q);
 		bp_unpin(p, f); /* LOCKED keeps it from eviction until read */
 	}
@@ -180,7 +180,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 			 * this very page: one last look. */
 			if (bp_pt_lookup_pin(p, pageno, &f) == 0)
 				return finish_get(p, f, pageno, false, out);
-			bp_count(p, pageno, BP_C_BUSY);
+			bp_count(p, BP_C_BUSY);
 			return r;
 		}
 		r = bp_pt_insert_or_pin(p, f, pageno, &g);
@@ -191,7 +191,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 			bp_unpin(p, g);
 			continue;
 		}
-		bp_count(p, pageno, BP_C_MISSES);
+		bp_count(p, BP_C_MISSES);
 		/* Decide again now that we own the mapping: the page may have
 		 * been created (and even written and evicted) meanwhile.  If
 		 * it is still past the end, nobody can have written it: a page
@@ -203,7 +203,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 		if (create) {
 			memset(f->data, 0, p->page_size);
 			grow_npages(p, pageno);
-			bp_count(p, pageno, BP_C_CREATES);
+			bp_count(p, BP_C_CREATES);
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
 						 memory_order_relaxed);
 			/* Release pairs with waiters' acquire loads of the state. */
@@ -212,7 +212,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 			return 0;
 		}
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
-		bp_count(p, pageno, BP_C_READS);
+		bp_count(p, BP_C_READS);
 		bp_io_submit(p, f, BP_IO_READ, pageno);
 		if (p->readahead && !(flags & BP_GET_NOREADAHEAD)) {
 			uint64_t last = atomic_load_explicit(&p->last_miss, memory_order_relaxed);
@@ -263,8 +263,7 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 	int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
 	for (;;) {
 		if (r < 0) {
-			bp_count(pool, atomic_load_explicit(&pool->npages, memory_order_relaxed),
-				 BP_C_BUSY);
+			bp_count(pool, BP_C_BUSY);
 			return r;
 		}
 		/* acquire: pairs with the release updates of npages, so if n
@@ -293,8 +292,8 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 		if (atomic_compare_exchange_strong_explicit(&pool->npages, &expect, n + 1,
 				memory_order_acq_rel, memory_order_acquire)) {
 			memset(f->data, 0, pool->page_size);
-			bp_count(pool, n, BP_C_MISSES);
-			bp_count(pool, n, BP_C_CREATES);
+			bp_count(pool, BP_C_MISSES);
+			bp_count(pool, BP_C_CREATES);
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
 						 memory_order_relaxed);
 			/* Release pairs with waiters' acquire loads of the state. */
@@ -307,7 +306,7 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 		 * written and evicted since: n exists.  Read it into f as a miss
 		 * would (whoever waits on f gets the file's page), leave it
 		 * unpinned like readahead, and start over with a new frame. */
-		bp_count(pool, n, BP_C_READS);
+		bp_count(pool, BP_C_READS);
 		bp_io_submit(pool, f, BP_IO_READ, n);
 		bp_unpin(pool, f); /* LOCKED keeps it from eviction until read */
 		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);

@@ -73,7 +73,7 @@ bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool i
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
 		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
-	bp_count(p, pageno, BP_C_EVICTIONS);
+	bp_count(p, BP_C_EVICTIONS);
 	return true;
 }
 
@@ -140,7 +140,7 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 	if (all_pinned(p)) {
 		uint64_t t0 = bp_now_ns();
 		r = fwait_wait(p->wt, &p->unpin_seq, 0, unpin_seen, &w, deadline);
-		bp_account_wait(p, NULL, 0, BP_H_FRAME, bp_now_ns() - t0);
+		bp_account_wait(p, NULL, BP_H_FRAME, bp_now_ns() - t0);
 	}
 	atomic_fetch_sub_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	return r == -ETIMEDOUT ? -EBUSY : r; /* any other error ends the wait too */
@@ -194,7 +194,7 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 			if (s & BP_F_DIRTY) {
 				if (mode != BP_CLAIM_NOWAIT && !wb &&
 				    bp_start_writeback(p, f, BP_WB_TRY) > 0) {
-					bp_count(p, pageno, BP_C_DIRTY_EVICTIONS);
+					bp_count(p, BP_C_DIRTY_EVICTIONS);
 					wb = f;
 				}
 				continue;

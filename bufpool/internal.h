@@ -102,7 +102,8 @@ enum bp_counter {
 };
 
 /* One shard of the counters; each partition holds one, so counters are
- * spread over as many cache lines as there are partitions. */
+ * spread over as many cache lines as there are partitions (the shard of an
+ * event is its CPU's, not its page's: account.c). */
 struct bp_counters {
 	_Atomic uint64_t c[BP_C_COUNT];
 	struct bp_hist_atomic h[BP_H_COUNT];
@@ -204,23 +205,15 @@ static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t pageno
 	return &p->parts[bp_hash_bucket(p, pageno) & (p->npart - 1)];
 }
 
-static inline struct bp_counters *bp_ctr(struct bp_pool *p, uint64_t pageno)
-{
-	return &bp_part_of(p, pageno)->ctr;
-}
-
-static inline void bp_count(struct bp_pool *p, uint64_t pageno, enum bp_counter c)
-{
-	atomic_fetch_add_explicit(&bp_ctr(p, pageno)->c[c], 1, memory_order_relaxed);
-}
-
+/* account.c */
 /* CLOCK_MONOTONIC now, and a (well-formed) timespec, in nanoseconds. */
 uint64_t bp_now_ns(void);
 uint64_t bp_timespec_ns(const struct timespec *ts);
-void bp_hist_add(struct bp_hist_atomic *h, uint64_t ns);
-/* Record a wait of ns on frame f (its pageno shard, its per-frame total). */
-void bp_account_wait(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
-		     enum bp_hist_kind kind, uint64_t ns);
+/* Count one event c, in the calling CPU's shard (account.c). */
+void bp_count(struct bp_pool *p, enum bp_counter c);
+/* Record a wait of ns of the given kind (in the calling CPU's shard) and,
+ * if f is not NULL, add it to f's per-frame total. */
+void bp_account_wait(struct bp_pool *p, struct bp_frame *f, enum bp_hist_kind kind, uint64_t ns);
 
 /* pagetable.c */
 /* Pin pageno's frame: 0 (*out set), -ENOENT (not mapped), -EAGAIN (mapped,

@@ -92,7 +92,7 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 	if (r->op == BP_IO_READ) {
 		if (err) {
 			atomic_store_explicit(&f->io_err, err, memory_order_relaxed);
-			bp_count(p, r->pageno, BP_C_READ_ERRORS);
+			bp_count(p, BP_C_READ_ERRORS);
 			atomic_fetch_or_explicit(&f->state, BP_F_ERROR, memory_order_relaxed);
 		} else {
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE, memory_order_relaxed);
@@ -103,7 +103,7 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 		return;
 	}
 	if (err) {
-		bp_count(p, r->pageno, BP_C_WRITE_ERRORS);
+		bp_count(p, BP_C_WRITE_ERRORS);
 		int zero = 0;
 		atomic_compare_exchange_strong_explicit(&p->write_err, &zero, err,
 				memory_order_relaxed, memory_order_relaxed);
@@ -145,7 +145,7 @@ void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint6
 	r->pageno = pageno;
 	r->frame = f;
 	if (op == BP_IO_WRITE)
-		bp_count(p, pageno, BP_C_WRITES);
+		bp_count(p, BP_C_WRITES);
 	pthread_mutex_lock(&e->lock);
 	if (e->tail)
 		e->tail->next = r;
@@ -163,13 +163,13 @@ int bp_io_fsync(struct bp_pool *p)
 	enum bp_fault_action a = bp_fault_check(p, BP_FAULT_FSYNC, 0, &err, &delay);
 	if (delay)
 		sleep_us(delay);
-	bp_count(p, 0, BP_C_FSYNCS);
+	bp_count(p, BP_C_FSYNCS);
 	if (a == BP_FA_NONE && fsync(p->fd) < 0)
 		err = errno;
 	else if (a == BP_FA_SHORT)
 		err = EIO;
 	if (err)
-		bp_count(p, 0, BP_C_FSYNC_ERRORS);
+		bp_count(p, BP_C_FSYNC_ERRORS);
 	return -err;
 }
 

@@ -93,8 +93,7 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 		return;
 	uint64_t t0 = bp_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_WRITEBACK, deadline);
-	bp_account_wait(p, f, atomic_load_explicit(&f->pageno, memory_order_relaxed),
-			BP_H_WRITEBACK, bp_now_ns() - t0);
+	bp_account_wait(p, f, BP_H_WRITEBACK, bp_now_ns() - t0);
 }
 
 static void wait_all_writeback(struct bp_pool *p)
@@ -227,8 +226,7 @@ static void *writer_thread(void *arg)
 			uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 			if ((s & BP_F_DIRTY) && !bp_pins(s) &&
 			    bp_start_writeback(p, f, BP_WB_TRY) > 0)
-				bp_count(p, atomic_load_explicit(&f->pageno, memory_order_relaxed),
-					 BP_C_BGWRITER_WRITES);
+				bp_count(p, BP_C_BGWRITER_WRITES);
 		}
 		pthread_mutex_lock(&w->lock);
 	}
