@@ -35,34 +35,6 @@
 
 #define BP_GET_FLAGS (BP_GET_CREATE | BP_GET_NOREADAHEAD)
 
-bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f)
-{
-	if (!p || !f || f < p->frames || f >= p->frames + p->nframes)
-		return false;
-	return ((const char *)f - (const char *)p->frames) % sizeof(*f) == 0;
-}
-
-/* After a pin count dropped to zero: wake bp_get_timed callers waiting for
- * a frame, if any. */
-static void unpin_wake(struct bp_pool *p)
-{
-	if (atomic_load_explicit(&p->frame_waiters, memory_order_seq_cst) > 0) {
-		/* Release pairs with unpin_seen's acquire load (clock.c). */
-		atomic_fetch_add_explicit(&p->unpin_seq, 1, memory_order_release);
-		fwait_wake(p->wt, &p->unpin_seq, FWAIT_ALL);
-	}
-}
-
-void bp_unpin(struct bp_pool *p, struct bp_frame *f)
-{
-	/* Release: our accesses to the page happen before an evictor's
-	 * acquire CAS.  seq_cst for the Dekker pairing with wait_for_unpin
-	 * (clock.c): pin drop, then load of frame_waiters. */
-	uint32_t old = atomic_fetch_sub_explicit(&f->state, BP_PIN_ONE, memory_order_seq_cst);
-	if (bp_pins(old) == 1)
-		unpin_wake(p);
-}
-
 /* Wait until a pinned frame is readable.  0, or the read's negative errno.
  * A frame found in ERROR is read again, unless own_read (the caller
  * submitted the read that failed) or this call already waited on a read. */
@@ -73,9 +45,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		/* Acquire pairs with the release in the read completion. */
 		uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
 		if (s & BP_F_LOCKED) {
-			uint64_t t0 = bp_now_ns();
-			fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
-			bp_account_wait(p, f, BP_H_IO, bp_now_ns() - t0);
+			bp_wait_locked(p, f);
 			waited = true;
 			continue;
 		}
@@ -317,16 +287,7 @@ int bp_release(struct bp_pool *pool, struct bp_frame *frame)
 {
 	if (!bp_frame_valid(pool, frame))
 		return -EINVAL;
-	uint32_t s = atomic_load_explicit(&frame->state, memory_order_relaxed);
-	do {
-		if (!bp_pins(s))
-			return -EINVAL; /* double release */
-		/* seq_cst: see bp_unpin. */
-	} while (!atomic_compare_exchange_weak_explicit(&frame->state, &s, s - BP_PIN_ONE,
-			memory_order_seq_cst, memory_order_relaxed));
-	if (bp_pins(s) == 1)
-		unpin_wake(pool);
-	return 0;
+	return bp_unpin_checked(pool, frame); /* -EINVAL: a double release */
 }
 
 void *bp_data(const struct bp_frame *frame)

@@ -215,6 +215,23 @@ void bp_count(struct bp_pool *p, enum bp_counter c);
  * if f is not NULL, add it to f's per-frame total. */
 void bp_account_wait(struct bp_pool *p, struct bp_frame *f, enum bp_hist_kind kind, uint64_t ns);
 
+/* frame.c */
+bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
+/* Drop one pin (the caller holds it); the last one wakes frame waiters. */
+void bp_unpin(struct bp_pool *p, struct bp_frame *f);
+/* bp_unpin for a caller that may not hold a pin (bp_release): 0, or
+ * -EINVAL (and nothing changed) if f has no pin. */
+int bp_unpin_checked(struct bp_pool *p, struct bp_frame *f);
+/* Pin f for its write-back, only while it is DIRTY and neither WRITEBACK
+ * nor LOCKED (one CAS): true if pinned. */
+bool bp_pin_if_dirty(struct bp_frame *f);
+/* Wait (until deadline, NULL: none) for f's WRITEBACK to clear, if set;
+ * the wait is accounted as BP_H_WRITEBACK. */
+void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
+/* Wait for f's LOCKED (a read in flight, a claim) to clear; the wait is
+ * accounted as BP_H_IO. */
+void bp_wait_locked(struct bp_pool *p, struct bp_frame *f);
+
 /* pagetable.c */
 /* Pin pageno's frame: 0 (*out set), -ENOENT (not mapped), -EAGAIN (mapped,
  * but already pinned BP_PIN_MAX times). */
@@ -239,9 +256,6 @@ void bp_free_claimed(struct bp_pool *p, struct bp_frame *f);
  * on success the frame is claimed (LOCKED | one pin, unmapped). */
 bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref);
 
-/* access.c */
-void bp_unpin(struct bp_pool *p, struct bp_frame *f);
-bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
 
 /* latch.c */
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);
@@ -273,7 +287,6 @@ enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
  * (BP_WB_TRY); with BP_WB_WAIT, -EAGAIN if the shared latch was refused
  * (BP_LATCH_COUNT_MAX holders): the page stays dirty. */
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode);
-void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
 /* bp_flush of a valid pool with its two outcomes apart: returns the first
  * write error since the previous flush (negative errno, or 0; the page may
  * have been written since), *fsync_err the fsync's (0 or negative). */

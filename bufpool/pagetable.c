@@ -32,7 +32,7 @@ static inline struct bp_frame *frame_at(struct bp_pool *p, uint32_t idx)
  * returned.  The add itself cannot carry into bit 31 (fwait's waiters
  * bit): BP_PIN_MAX leaves 2^22 values of headroom in the field, and each
  * thread holds at most one pin past BP_PIN_MAX at a time (this add before
- * its undo, or a write-back pin, which pin_if_dirty bounds by CAS), while a
+ * its undo, or a write-back pin, which bp_pin_if_dirty bounds by CAS), while a
  * Linux process cannot have 2^22 threads (PID_MAX_LIMIT). */
 static int pin_found(struct bp_frame *f)
 {

@@ -36,26 +36,9 @@
 
 #include "bufpool/internal.h"
 
-/* Acquire on the pin pairs with the release of the previous unpin.  Callers'
- * pins stop at BP_PIN_MAX, half the field, so this pin always fits in
- * practice (see pagetable.c's pin_found); the CAS refuses at the field's
- * end all the same, so it can never carry into fwait's bit 31. */
-static bool pin_if_dirty(struct bp_frame *f)
-{
-	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
-	for (;;) {
-		if (!(s & BP_F_DIRTY) || (s & (BP_F_WRITEBACK | BP_F_LOCKED)) ||
-		    bp_pins(s) == BP_PIN_FIELD_MAX)
-			return false;
-		if (atomic_compare_exchange_weak_explicit(&f->state, &s, s + BP_PIN_ONE,
-				memory_order_acquire, memory_order_relaxed))
-			return true;
-	}
-}
-
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode)
 {
-	if (!pin_if_dirty(f))
+	if (!bp_pin_if_dirty(f))
 		return 0;
 	int r = bp_latch_shared_internal(p, f, mode == BP_WB_TRY);
 	if (r < 0) {
@@ -84,16 +67,6 @@ int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mo
 		return 0;
 	bp_io_submit(p, f, BP_IO_WRITE, pageno);
 	return 1;
-}
-
-void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline)
-{
-	/* Acquire pairs with the completion's release clear of WRITEBACK. */
-	if (!(atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_WRITEBACK))
-		return;
-	uint64_t t0 = bp_now_ns();
-	fwait_bit_wait(p->wt, &f->state, BP_WRITEBACK, deadline);
-	bp_account_wait(p, f, BP_H_WRITEBACK, bp_now_ns() - t0);
 }
 
 static void wait_all_writeback(struct bp_pool *p)
