@@ -5,7 +5,7 @@
  * Design note
  * -----------
  * bp_get first looks the page up and pins it (pagetable.c).  On a miss it
- * claims a frame (clock.c, returned LOCKED with one pin), then inserts it;
+ * claims a frame (evict.c, returned LOCKED with one pin), then inserts it;
  * if another thread inserted the page meanwhile, it frees its frame and
  * pins that one.  The inserting thread submits the read (io.c) and, like
  * every other thread that wants the page, waits on (frame, LOCKED) with

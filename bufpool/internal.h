@@ -245,7 +245,7 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 /* Called with the partition write lock held. */
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
 
-/* clock.c */
+/* evict.c */
 enum bp_claim_mode { BP_CLAIM_NOWAIT = 0, BP_CLAIM_WAIT_IO, BP_CLAIM_WAIT_UNPIN };
 /* A frame with state LOCKED | one pin, unmapped.  -EBUSY if none. */
 int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,

@@ -13,7 +13,7 @@
  *
  * Guards: heads[b] and hash_next of chained frames by the partition lock;
  * frame.pageno is written only under the write lock of the page's partition
- * (or while the frame is claimed and unmapped), read relaxed by clock.c.
+ * (or while the frame is claimed and unmapped), read relaxed by evict.c.
  */
 #include <errno.h>
 

@@ -1,5 +1,5 @@
 /*
- * clock.c - clock (second-chance) sweep: find a frame for a new page.
+ * evict.c - clock (second-chance) sweep: find a frame for a new page.
  *
  * Design note
  * -----------
