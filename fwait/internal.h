@@ -98,7 +98,7 @@ struct fwait_table {
 	struct fw_bucket *buckets;
 };
 
-/* ---- table.c ---- */
+/* ---- base.c ---- */
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
 uint64_t fw_now_ns(void);
 
