@@ -2,6 +2,9 @@
  * access.c - pinning pages: bp_get, bp_release, bp_new_page, bp_mark_dirty,
  * and readahead.
  *
+ * Layer 7 (access): calls only evict.c, io.c, pagetable.c, frame.c and
+ * account.c.
+ *
  * Design note
  * -----------
  * bp_get first looks the page up and pins it (pagetable.c).  On a miss it

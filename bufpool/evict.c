@@ -2,6 +2,9 @@
  * evict.c - clock (second-chance) sweep: find a frame for a new page; and
  * the eviction entry points bp_evict_page / bp_evict_all.
  *
+ * Layer 6 (evict): calls only writeback.c, pagetable.c, latch.c, frame.c and
+ * account.c.
+ *
  * Design note
  * -----------
  * The hand is one atomic counter; each step takes the next frame

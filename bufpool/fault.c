@@ -1,6 +1,8 @@
 /*
  * fault.c - the I/O fault injector of the pool's I/O layer.
  *
+ * Layer 3 (fault injector): calls only account.c.
+ *
  * Design note
  * -----------
  * At most one rule per operation (read, write, fsync), installed with

@@ -2,6 +2,8 @@
  * io.c - the I/O engine: a FIFO of requests served by a few threads doing
  * pread/pwrite, and the completions that end a frame's LOCKED or WRITEBACK.
  *
+ * Layer 4 (I/O): calls only fault.c and account.c.
+ *
  * Design note
  * -----------
  * bp_io_submit queues the request embedded in the frame (one read or write

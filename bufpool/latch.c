@@ -1,6 +1,8 @@
 /*
  * latch.c - phase-fair shared/exclusive content latches on fwait keys.
  *
+ * Layer 3 (latch): calls only frame.c and account.c.
+ *
  * Design note
  * -----------
  * One 64-bit atomic word per frame (frame.latch); three counts of the same

@@ -1,6 +1,8 @@
 /*
  * pagetable.c - the page number -> frame mapping.
  *
+ * Layer 3 (page table): calls no other file of bufpool.
+ *
  * Design note
  * -----------
  * A chained hash table whose buckets are split over npart partitions (bucket

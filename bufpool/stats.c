@@ -1,6 +1,9 @@
 /*
- * stats.c - counters, wait histograms, bp_stats_get/reset/print and the
- * per-frame introspection (bp_frames_walk, bp_frames_hottest).
+ * stats.c - the pool's introspection: bp_stats_get/reset over the counters
+ * and wait histograms (kept by account.c), and the per-frame views
+ * (bp_frames_walk, bp_frames_hottest, bp_flags_format).
+ *
+ * Layer 9 (stats): calls only latch.c.
  *
  * Design note
  * -----------
@@ -8,8 +11,8 @@
  * atomics; see its note); bp_stats_get sums the shards, one relaxed load
  * each, so a snapshot is exact per counter but not one atomic cut.
  *
- * bp_stats_print is one emitter walking the stats once, with two back-ends
- * (human table, JSON), as jemalloc's malloc_stats_print.
+ * bp_stats_print (statsprint.c) is one emitter walking the stats once, with
+ * two back-ends (human table, JSON), as jemalloc's malloc_stats_print.
  */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,6 +1,8 @@
 /*
  * statsprint.c - bp_stats_print: one emitter, two back-ends.
  *
+ * Layer 10 (stats printer): calls no other file of bufpool.
+ *
  * Design note
  * -----------
  * The stats are walked once by print_stats(), which only calls the emitter

@@ -2,6 +2,8 @@
  * writeback.c - writing dirty pages: starting a write-back, bp_flush and the
  * background writer.
  *
+ * Layer 5 (write-back): calls only io.c, latch.c, frame.c and account.c.
+ *
  * Design note
  * -----------
  * Starting a write-back of frame f:
