@@ -2,6 +2,8 @@
  * base.c - the helpers every other file of fwait uses: hashing a key to its
  * bucket, the monotonic clock, and deadlines.
  *
+ * Layer 1 (base): calls no other file of fwait.
+ *
  * Design note
  * -----------
  * Keys are hashed by address alone (Fibonacci hashing of the address without

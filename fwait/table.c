@@ -1,6 +1,8 @@
 /*
  * table.c - creating and destroying a wait table; policy names.
  *
+ * Layer 5 (table): calls only futex.c (whether futexes work).
+ *
  * Design note
  * -----------
  * The table is sized once and never grows: its memory is per bucket, never
