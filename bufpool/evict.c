@@ -140,11 +140,11 @@ static bool unpin_seen(void *arg)
 /* Sleep until some frame is unpinned or the deadline passes. */
 static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 {
-	/* Acquire pairs with unpin_wake's release increment. */
+	/* Acquire pairs with unpin_wake's release increment (frame.c). */
 	struct unpin_wait w = { p, atomic_load_explicit(&p->unpin_seq, memory_order_acquire) };
-	/* seq_cst RMW then seq_cst loads of pin counts; bp_unpin does a seq_cst
-	 * pin decrement then a seq_cst load of frame_waiters: one of the two
-	 * sides sees the other, so an unpin is never missed (Dekker). */
+	/* seq_cst RMW then seq_cst loads of pin counts; bp_unpin (frame.c) does
+	 * a seq_cst pin decrement then a seq_cst load of frame_waiters: one of
+	 * the two sides sees the other, so an unpin is never missed (Dekker). */
 	atomic_fetch_add_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	int r = 0;
 	if (all_pinned(p)) {
