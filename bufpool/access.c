@@ -2,10 +2,13 @@
  * access.c - pinning pages: bp_get, bp_release, bp_new_page, bp_mark_dirty,
  * and readahead.
  *
+ * Layer 7 (access): calls only evict.c, io.c, pagetable.c, frame.c and
+ * account.c.
+ *
  * Design note
  * -----------
  * bp_get first looks the page up and pins it (pagetable.c).  On a miss it
- * claims a frame (clock.c, returned LOCKED with one pin), then inserts it;
+ * claims a frame (evict.c, returned LOCKED with one pin), then inserts it;
  * if another thread inserted the page meanwhile, it frees its frame and
  * pins that one.  The inserting thread submits the read (io.c) and, like
  * every other thread that wants the page, waits on (frame, LOCKED) with
@@ -35,34 +38,6 @@
 
 #define BP_GET_FLAGS (BP_GET_CREATE | BP_GET_NOREADAHEAD)
 
-bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f)
-{
-	if (!p || !f || f < p->frames || f >= p->frames + p->nframes)
-		return false;
-	return ((const char *)f - (const char *)p->frames) % sizeof(*f) == 0;
-}
-
-/* After a pin count dropped to zero: wake bp_get_timed callers waiting for
- * a frame, if any. */
-static void unpin_wake(struct bp_pool *p)
-{
-	if (atomic_load_explicit(&p->frame_waiters, memory_order_seq_cst) > 0) {
-		/* Release pairs with unpin_seen's acquire load (clock.c). */
-		atomic_fetch_add_explicit(&p->unpin_seq, 1, memory_order_release);
-		fwait_wake(p->wt, &p->unpin_seq, FWAIT_ALL);
-	}
-}
-
-void bp_unpin(struct bp_pool *p, struct bp_frame *f)
-{
-	/* Release: our accesses to the page happen before an evictor's
-	 * acquire CAS.  seq_cst for the Dekker pairing with wait_for_unpin
-	 * (clock.c): pin drop, then load of frame_waiters. */
-	uint32_t old = atomic_fetch_sub_explicit(&f->state, BP_PIN_ONE, memory_order_seq_cst);
-	if (bp_pins(old) == 1)
-		unpin_wake(p);
-}
-
 /* Wait until a pinned frame is readable.  0, or the read's negative errno.
  * A frame found in ERROR is read again, unless own_read (the caller
  * submitted the read that failed) or this call already waited on a read. */
@@ -73,9 +48,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		/* Acquire pairs with the release in the read completion. */
 		uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
 		if (s & BP_F_LOCKED) {
-			uint64_t t0 = bp_now_ns();
-			fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
-			bp_account_wait(p, f, pageno, BP_H_IO, bp_now_ns() - t0);
+			bp_wait_locked(p, f);
 			waited = true;
 			continue;
 		}
@@ -90,7 +63,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		uint32_t ns = (s & ~BP_F_ERROR) | BP_F_LOCKED;
 		if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
 				memory_order_acquire, memory_order_relaxed)) {
-			bp_count(p, pageno, BP_C_READS);
+			bp_count(p, BP_C_READS);
 			bp_io_submit(p, f, BP_IO_READ, pageno);
 			waited = true; /* our own read decides now */
 		}
@@ -103,7 +76,7 @@ static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		      struct bp_frame **out)
 {
 	if (!own_read)
-		bp_count(p, pageno, BP_C_HITS);
+		bp_count(p, BP_C_HITS);
 	int r = wait_ready(p, f, pageno, own_read);
 	if (r < 0) {
 		bp_unpin(p, f);
@@ -132,8 +105,8 @@ static void readahead(struct bp_pool *p, uint64_t pageno)
 				bp_unpin(p, g);
 			continue;
 		}
-		bp_count(p, q, BP_C_READS);
-		bp_count(p, q, BP_C_READAHEADS);
+		bp_count(p, BP_C_READS);
+		bp_count(p, BP_C_READAHEADS);
 		bp_io_submit(p, f, BP_IO_READ, q);
 		bp_unpin(p, f); /* LOCKED keeps it from eviction until read */
 	}
@@ -180,7 +153,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 			 * this very page: one last look. */
 			if (bp_pt_lookup_pin(p, pageno, &f) == 0)
 				return finish_get(p, f, pageno, false, out);
-			bp_count(p, pageno, BP_C_BUSY);
+			bp_count(p, BP_C_BUSY);
 			return r;
 		}
 		r = bp_pt_insert_or_pin(p, f, pageno, &g);
@@ -191,7 +164,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 			bp_unpin(p, g);
 			continue;
 		}
-		bp_count(p, pageno, BP_C_MISSES);
+		bp_count(p, BP_C_MISSES);
 		/* Decide again now that we own the mapping: the page may have
 		 * been created (and even written and evicted) meanwhile.  If
 		 * it is still past the end, nobody can have written it: a page
@@ -203,7 +176,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 		if (create) {
 			memset(f->data, 0, p->page_size);
 			grow_npages(p, pageno);
-			bp_count(p, pageno, BP_C_CREATES);
+			bp_count(p, BP_C_CREATES);
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
 						 memory_order_relaxed);
 			/* Release pairs with waiters' acquire loads of the state. */
@@ -212,7 +185,7 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 			return 0;
 		}
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
-		bp_count(p, pageno, BP_C_READS);
+		bp_count(p, BP_C_READS);
 		bp_io_submit(p, f, BP_IO_READ, pageno);
 		if (p->readahead && !(flags & BP_GET_NOREADAHEAD)) {
 			uint64_t last = atomic_load_explicit(&p->last_miss, memory_order_relaxed);
@@ -263,8 +236,7 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 	int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
 	for (;;) {
 		if (r < 0) {
-			bp_count(pool, atomic_load_explicit(&pool->npages, memory_order_relaxed),
-				 BP_C_BUSY);
+			bp_count(pool, BP_C_BUSY);
 			return r;
 		}
 		/* acquire: pairs with the release updates of npages, so if n
@@ -293,8 +265,8 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 		if (atomic_compare_exchange_strong_explicit(&pool->npages, &expect, n + 1,
 				memory_order_acq_rel, memory_order_acquire)) {
 			memset(f->data, 0, pool->page_size);
-			bp_count(pool, n, BP_C_MISSES);
-			bp_count(pool, n, BP_C_CREATES);
+			bp_count(pool, BP_C_MISSES);
+			bp_count(pool, BP_C_CREATES);
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
 						 memory_order_relaxed);
 			/* Release pairs with waiters' acquire loads of the state. */
@@ -307,7 +279,7 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 		 * written and evicted since: n exists.  Read it into f as a miss
 		 * would (whoever waits on f gets the file's page), leave it
 		 * unpinned like readahead, and start over with a new frame. */
-		bp_count(pool, n, BP_C_READS);
+		bp_count(pool, BP_C_READS);
 		bp_io_submit(pool, f, BP_IO_READ, n);
 		bp_unpin(pool, f); /* LOCKED keeps it from eviction until read */
 		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
@@ -318,16 +290,7 @@ int bp_release(struct bp_pool *pool, struct bp_frame *frame)
 {
 	if (!bp_frame_valid(pool, frame))
 		return -EINVAL;
-	uint32_t s = atomic_load_explicit(&frame->state, memory_order_relaxed);
-	do {
-		if (!bp_pins(s))
-			return -EINVAL; /* double release */
-		/* seq_cst: see bp_unpin. */
-	} while (!atomic_compare_exchange_weak_explicit(&frame->state, &s, s - BP_PIN_ONE,
-			memory_order_seq_cst, memory_order_relaxed));
-	if (bp_pins(s) == 1)
-		unpin_wake(pool);
-	return 0;
+	return bp_unpin_checked(pool, frame); /* -EINVAL: a double release */
 }
 
 void *bp_data(const struct bp_frame *frame)

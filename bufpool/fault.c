@@ -1,6 +1,8 @@
 /*
  * fault.c - the I/O fault injector of the pool's I/O layer.
  *
+ * Layer 3 (fault injector): calls only account.c.
+ *
  * Design note
  * -----------
  * At most one rule per operation (read, write, fsync), installed with
@@ -109,7 +111,7 @@ enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
 		*delay_us = r->f.delay_us;
 		break;
 	}
-	bp_count(p, pageno, BP_C_FAULTS);
+	bp_count(p, BP_C_FAULTS);
 out:
 	pthread_mutex_unlock(&p->fault.lock);
 	return a;

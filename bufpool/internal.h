@@ -3,16 +3,32 @@
  *
  * Design note
  * -----------
- *   pool.c       open/close, accessors
- *   pagemem.c    page memory and frames: jemalloc arena or system allocator
- *   pagetable.c  partitioned hash pageno -> frame (per-partition rwlock)
- *   clock.c      clock sweep: claim a free frame or evict a victim
- *   access.c     bp_get / bp_release / bp_new_page / bp_mark_dirty, readahead
- *   latch.c      phase-fair shared/exclusive content latches on fwait keys
- *   io.c         I/O engine: queue + threads doing pread/pwrite, completion
- *   fault.c      I/O fault injector consulted by io.c and bp_flush
- *   writeback.c  starting write-back, bp_flush, background writer, eviction hooks
- *   stats.c      sharded counters, bp_stats_get/print, frame walks
+ * Layers, bottom to top.  A file calls only files of lower layers: never one
+ * of its own layer nor one above, so no two files call each other, directly
+ * or round a loop.  Each file's head comment says its layer and the files it
+ * calls; tests/layers/check_layers.sh reads those lines and checks them
+ * against the built objects (nm).  All may call fwait and libc.
+ *
+ *   L  file          holds                                  calls
+ *   1  account.c     counters, wait histograms, clock reads -
+ *   2  frame.c       pins, unpin wake, accounted bit waits  account
+ *   3  pagemem.c     page memory: jemalloc arena or system  -
+ *   3  pagetable.c   partitioned hash pageno -> frame       -
+ *   3  fault.c       I/O fault injector (io.c, bp_flush)    account
+ *   3  latch.c       phase-fair content latches on fwait    frame account
+ *   4  io.c          I/O queue + threads, completions       fault account
+ *   5  writeback.c   start write-back, bp_flush, bgwriter   io latch frame
+ *                                                           account
+ *   6  evict.c       clock sweep (claim, try_evict),        writeback latch
+ *                    bp_evict_page, bp_evict_all            pagetable frame
+ *                                                           account
+ *   7  access.c      bp_get, bp_new_page, bp_release,       evict io pagetable
+ *                    bp_mark_dirty, readahead               frame account
+ *   8  pool.c        bp_open/close/discard, accessors       writeback io fault
+ *                                                           pagemem frame
+ *   9  stats.c       bp_stats_get/reset, frame walks,       latch
+ *                    bp_frames_hottest, bp_flags_format
+ *  10  statsprint.c  bp_stats_print (the emitter)           -
  *
  * Locks and what they guard
  *   bp_partition.lock  the hash chains (heads[] of its buckets, frame.hash_next
@@ -27,6 +43,35 @@
  *   io_engine.lock     the request queue and the stop flag.
  *   fault_state.lock   the fault rules.
  *   writer.lock        the background writer's stop flag (with its condvar).
+ *
+ * Lock ranks (as jemalloc's witness ranks: a lock may be taken only while
+ * every lock held ranks lower; locks of one rank never nest):
+ *   rank 0  the sleeping locks, held across calls and waited for through
+ *           fwait: a content latch (frame.latch), a claimed frame or a read
+ *           in flight (LOCKED), a write in flight (WRITEBACK).  A thread
+ *           may hold several while it takes the locks below, and waits for
+ *           one only while it holds no rank-1 lock.  Among themselves the
+ *           protocol orders them: WRITEBACK is cleared by an I/O thread and
+ *           LOCKED by an I/O thread or by its claimer, and neither an I/O
+ *           thread nor a claimer holding LOCKED waits for a latch (the one
+ *           wait made with a frame LOCKED is bp_new_page's for another
+ *           frame's creator, who unlocks it without waiting), so a wait for
+ *           either bit ends; a latch is waited for only by bp_latch and
+ *           bp_flush's write-back (bufpool.h: not while holding a latch),
+ *           never by the sweep or bp_evict_page (they only try it).
+ *   rank 1  the pool's mutexes, each a leaf: bp_partition.lock (rwlock, one
+ *           partition at a time), io_engine.lock, fault_state.lock,
+ *           writer.lock.  Taken while holding only rank-0 locks; while one
+ *           is held no other lock is taken, no fwait call is made, no
+ *           thread is joined, no callback runs.  Under them: atomics, the
+ *           data they guard, bp_count (fault.c: account.c takes no lock) and
+ *           the condvar waits on their own mutex (io_engine, writer).
+ *   rank 1  fwait's locks, taken only inside fwait calls, so never under a
+ *           pool mutex: one bucket lock at a time, and a waiter's mtx only
+ *           once the bucket lock is dropped (fwait/internal.h).  Under a
+ *           bucket lock fwait runs the pool's ready callbacks (latch.c's
+ *           ready_shared / ready_exclusive, evict.c's unpin_seen): atomics
+ *           only, no lock and no fwait call.
  */
 #ifndef BUFPOOL_INTERNAL_H
 #define BUFPOOL_INTERNAL_H
@@ -102,7 +147,8 @@ enum bp_counter {
 };
 
 /* One shard of the counters; each partition holds one, so counters are
- * spread over as many cache lines as there are partitions. */
+ * spread over as many cache lines as there are partitions (the shard of an
+ * event is its CPU's, not its page's: account.c). */
 struct bp_counters {
 	_Atomic uint64_t c[BP_C_COUNT];
 	struct bp_hist_atomic h[BP_H_COUNT];
@@ -204,25 +250,36 @@ static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t pageno
 	return &p->parts[bp_hash_bucket(p, pageno) & (p->npart - 1)];
 }
 
-static inline struct bp_counters *bp_ctr(struct bp_pool *p, uint64_t pageno)
-{
-	return &bp_part_of(p, pageno)->ctr;
-}
+/* ---- the files' entry points, bottom layer first ---- */
 
-static inline void bp_count(struct bp_pool *p, uint64_t pageno, enum bp_counter c)
-{
-	atomic_fetch_add_explicit(&bp_ctr(p, pageno)->c[c], 1, memory_order_relaxed);
-}
-
+/* account.c (layer 1) */
 /* CLOCK_MONOTONIC now, and a (well-formed) timespec, in nanoseconds. */
 uint64_t bp_now_ns(void);
 uint64_t bp_timespec_ns(const struct timespec *ts);
-void bp_hist_add(struct bp_hist_atomic *h, uint64_t ns);
-/* Record a wait of ns on frame f (its pageno shard, its per-frame total). */
-void bp_account_wait(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
-		     enum bp_hist_kind kind, uint64_t ns);
+/* Count one event c, in the calling CPU's shard (account.c). */
+void bp_count(struct bp_pool *p, enum bp_counter c);
+/* Record a wait of ns of the given kind (in the calling CPU's shard) and,
+ * if f is not NULL, add it to f's per-frame total. */
+void bp_account_wait(struct bp_pool *p, struct bp_frame *f, enum bp_hist_kind kind, uint64_t ns);
 
-/* pagetable.c */
+/* frame.c (layer 2) */
+bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
+/* Drop one pin (the caller holds it); the last one wakes frame waiters. */
+void bp_unpin(struct bp_pool *p, struct bp_frame *f);
+/* bp_unpin for a caller that may not hold a pin (bp_release): 0, or
+ * -EINVAL (and nothing changed) if f has no pin. */
+int bp_unpin_checked(struct bp_pool *p, struct bp_frame *f);
+/* Pin f for its write-back, only while it is DIRTY and neither WRITEBACK
+ * nor LOCKED (one CAS): true if pinned. */
+bool bp_pin_if_dirty(struct bp_frame *f);
+/* Wait (until deadline, NULL: none) for f's WRITEBACK to clear, if set;
+ * the wait is accounted as BP_H_WRITEBACK. */
+void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
+/* Wait for f's LOCKED (a read in flight, a claim) to clear; the wait is
+ * accounted as BP_H_IO. */
+void bp_wait_locked(struct bp_pool *p, struct bp_frame *f);
+
+/* pagetable.c (layer 3) */
 /* Pin pageno's frame: 0 (*out set), -ENOENT (not mapped), -EAGAIN (mapped,
  * but already pinned BP_PIN_MAX times). */
 int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out);
@@ -235,7 +292,49 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 /* Called with the partition write lock held. */
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
 
-/* clock.c */
+/* fault.c (layer 3) */
+enum bp_fault_action { BP_FA_NONE = 0, BP_FA_FAIL, BP_FA_SHORT };
+int bp_fault_init(struct bp_pool *p);
+void bp_fault_destroy(struct bp_pool *p);
+/* Decide the fault for one I/O; *err gets the errno for FAIL, *delay_us the
+ * added latency (SLOW). */
+enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
+				    uint64_t pageno, int *err, uint64_t *delay_us);
+
+/* latch.c (layer 3) */
+void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);
+/* Predicate: no shared holder, no exclusive holder (or hand-over), no
+ * queued waiter; EPOCH aside (relaxed load: see latch.c). */
+bool bp_latch_idle(const struct bp_frame *f);
+/* Latch helpers for writers (shared, try or wait): 0, -EBUSY (try_only and
+ * it would wait) or -EAGAIN (a latch count at BP_LATCH_COUNT_MAX); callers
+ * treat any error as "latch busy". */
+int bp_latch_shared_internal(struct bp_pool *p, struct bp_frame *f, bool try_only);
+void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f);
+
+/* io.c (layer 4) */
+int bp_io_start(struct bp_pool *p);
+/* Start n I/O threads (after bp_io_start); bp_io_stop joins those started. */
+int bp_io_spawn(struct bp_pool *p, unsigned n);
+void bp_io_stop(struct bp_pool *p);
+void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
+/* fsync through the fault injector; 0 or negative errno. */
+int bp_io_fsync(struct bp_pool *p);
+
+/* writeback.c (layer 5) */
+enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
+/* Start write-back of f if dirty: 1 started, 0 nothing to do / latch busy
+ * (BP_WB_TRY); with BP_WB_WAIT, -EAGAIN if the shared latch was refused
+ * (BP_LATCH_COUNT_MAX holders): the page stays dirty. */
+int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode);
+/* bp_flush of a valid pool with its two outcomes apart: returns the first
+ * write error since the previous flush (negative errno, or 0; the page may
+ * have been written since), *fsync_err the fsync's (0 or negative). */
+int bp_flush_errors(struct bp_pool *p, int *fsync_err);
+int bp_writer_start(struct bp_pool *p);
+void bp_writer_stop(struct bp_pool *p);
+
+/* evict.c (layer 6) */
 enum bp_claim_mode { BP_CLAIM_NOWAIT = 0, BP_CLAIM_WAIT_IO, BP_CLAIM_WAIT_UNPIN };
 /* A frame with state LOCKED | one pin, unmapped.  -EBUSY if none. */
 int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
@@ -246,52 +345,7 @@ void bp_free_claimed(struct bp_pool *p, struct bp_frame *f);
  * on success the frame is claimed (LOCKED | one pin, unmapped). */
 bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref);
 
-/* access.c */
-void bp_unpin(struct bp_pool *p, struct bp_frame *f);
-bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
-
-/* latch.c */
-void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);
-/* Predicate: no shared holder, no exclusive holder (or hand-over), no
- * queued waiter; EPOCH aside (relaxed load: see latch.c). */
-bool bp_latch_idle(const struct bp_frame *f);
-
-/* io.c */
-int bp_io_start(struct bp_pool *p);
-/* Start n I/O threads (after bp_io_start); bp_io_stop joins those started. */
-int bp_io_spawn(struct bp_pool *p, unsigned n);
-void bp_io_stop(struct bp_pool *p);
-void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
-/* fsync through the fault injector; 0 or negative errno. */
-int bp_io_fsync(struct bp_pool *p);
-
-/* fault.c */
-enum bp_fault_action { BP_FA_NONE = 0, BP_FA_FAIL, BP_FA_SHORT };
-int bp_fault_init(struct bp_pool *p);
-void bp_fault_destroy(struct bp_pool *p);
-/* Decide the fault for one I/O; *err gets the errno for FAIL, *delay_us the
- * added latency (SLOW). */
-enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
-				    uint64_t pageno, int *err, uint64_t *delay_us);
-
-/* writeback.c */
-enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
-/* Start write-back of f if dirty: 1 started, 0 nothing to do / latch busy
- * (BP_WB_TRY); with BP_WB_WAIT, -EAGAIN if the shared latch was refused
- * (BP_LATCH_COUNT_MAX holders): the page stays dirty. */
-int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode);
-void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline);
-/* bp_flush of a valid pool with its two outcomes apart: returns the first
- * write error since the previous flush (negative errno, or 0; the page may
- * have been written since), *fsync_err the fsync's (0 or negative). */
-int bp_flush_errors(struct bp_pool *p, int *fsync_err);
-int bp_writer_start(struct bp_pool *p);
-void bp_writer_stop(struct bp_pool *p);
-
-/* Latch helpers for writers (shared, try or wait): 0, -EBUSY (try_only and
- * it would wait) or -EAGAIN (a latch count at BP_LATCH_COUNT_MAX); callers
- * treat any error as "latch busy". */
-int bp_latch_shared_internal(struct bp_pool *p, struct bp_frame *f, bool try_only);
-void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f);
+/* access.c (7), pool.c (8), stats.c (9) and statsprint.c (10) define only
+ * the public API (bufpool.h). */
 
 #endif /* BUFPOOL_INTERNAL_H */

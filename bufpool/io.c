@@ -2,6 +2,8 @@
  * io.c - the I/O engine: a FIFO of requests served by a few threads doing
  * pread/pwrite, and the completions that end a frame's LOCKED or WRITEBACK.
  *
+ * Layer 4 (I/O): calls only fault.c and account.c.
+ *
  * Design note
  * -----------
  * bp_io_submit queues the request embedded in the frame (one read or write
@@ -92,7 +94,7 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 	if (r->op == BP_IO_READ) {
 		if (err) {
 			atomic_store_explicit(&f->io_err, err, memory_order_relaxed);
-			bp_count(p, r->pageno, BP_C_READ_ERRORS);
+			bp_count(p, BP_C_READ_ERRORS);
 			atomic_fetch_or_explicit(&f->state, BP_F_ERROR, memory_order_relaxed);
 		} else {
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE, memory_order_relaxed);
@@ -103,7 +105,7 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 		return;
 	}
 	if (err) {
-		bp_count(p, r->pageno, BP_C_WRITE_ERRORS);
+		bp_count(p, BP_C_WRITE_ERRORS);
 		int zero = 0;
 		atomic_compare_exchange_strong_explicit(&p->write_err, &zero, err,
 				memory_order_relaxed, memory_order_relaxed);
@@ -145,7 +147,7 @@ void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint6
 	r->pageno = pageno;
 	r->frame = f;
 	if (op == BP_IO_WRITE)
-		bp_count(p, pageno, BP_C_WRITES);
+		bp_count(p, BP_C_WRITES);
 	pthread_mutex_lock(&e->lock);
 	if (e->tail)
 		e->tail->next = r;
@@ -163,13 +165,13 @@ int bp_io_fsync(struct bp_pool *p)
 	enum bp_fault_action a = bp_fault_check(p, BP_FAULT_FSYNC, 0, &err, &delay);
 	if (delay)
 		sleep_us(delay);
-	bp_count(p, 0, BP_C_FSYNCS);
+	bp_count(p, BP_C_FSYNCS);
 	if (a == BP_FA_NONE && fsync(p->fd) < 0)
 		err = errno;
 	else if (a == BP_FA_SHORT)
 		err = EIO;
 	if (err)
-		bp_count(p, 0, BP_C_FSYNC_ERRORS);
+		bp_count(p, BP_C_FSYNC_ERRORS);
 	return -err;
 }
 

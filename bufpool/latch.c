@@ -1,6 +1,8 @@
 /*
  * latch.c - phase-fair shared/exclusive content latches on fwait keys.
  *
+ * Layer 3 (latch): calls only frame.c and account.c.
+ *
  * Design note
  * -----------
  * One 64-bit atomic word per frame (frame.latch); three counts of the same
@@ -181,8 +183,7 @@ static int lock_shared(struct bp_pool *p, struct bp_frame *f)
 	uint64_t t0 = bp_now_ns();
 	fwait_wait(p->wt, key_s(f), 0, ready_shared, &w, NULL);
 	if (w.queued)
-		bp_account_wait(p, f, atomic_load_explicit(&f->pageno, memory_order_relaxed),
-				BP_H_LATCH_S, bp_now_ns() - t0);
+		bp_account_wait(p, f, BP_H_LATCH_S, bp_now_ns() - t0);
 	return w.err;
 }
 
@@ -195,8 +196,7 @@ static int lock_exclusive(struct bp_pool *p, struct bp_frame *f)
 	uint64_t t0 = bp_now_ns();
 	fwait_wait(p->wt, key_x(f), FWAIT_EXCLUSIVE, ready_exclusive, &w, NULL);
 	if (w.queued)
-		bp_account_wait(p, f, atomic_load_explicit(&f->pageno, memory_order_relaxed),
-				BP_H_LATCH_X, bp_now_ns() - t0);
+		bp_account_wait(p, f, BP_H_LATCH_X, bp_now_ns() - t0);
 	return w.err;
 }
 

@@ -1,6 +1,9 @@
 /*
  * pagemem.c - the pool's page memory and frame metadata.
  *
+ * Layer 3 (page memory): calls no other file of bufpool (only jemalloc or
+ * the system allocator).
+ *
  * Design note
  * -----------
  * Two implementations, chosen at build time (-Djemalloc, which defines

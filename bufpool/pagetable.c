@@ -1,6 +1,8 @@
 /*
  * pagetable.c - the page number -> frame mapping.
  *
+ * Layer 3 (page table): calls no other file of bufpool.
+ *
  * Design note
  * -----------
  * A chained hash table whose buckets are split over npart partitions (bucket
@@ -13,7 +15,7 @@
  *
  * Guards: heads[b] and hash_next of chained frames by the partition lock;
  * frame.pageno is written only under the write lock of the page's partition
- * (or while the frame is claimed and unmapped), read relaxed by clock.c.
+ * (or while the frame is claimed and unmapped), read relaxed by evict.c.
  */
 #include <errno.h>
 
@@ -32,7 +34,7 @@ static inline struct bp_frame *frame_at(struct bp_pool *p, uint32_t idx)
  * returned.  The add itself cannot carry into bit 31 (fwait's waiters
  * bit): BP_PIN_MAX leaves 2^22 values of headroom in the field, and each
  * thread holds at most one pin past BP_PIN_MAX at a time (this add before
- * its undo, or a write-back pin, which pin_if_dirty bounds by CAS), while a
+ * its undo, or a write-back pin, which bp_pin_if_dirty bounds by CAS), while a
  * Linux process cannot have 2^22 threads (PID_MAX_LIMIT). */
 static int pin_found(struct bp_frame *f)
 {

@@ -1,6 +1,9 @@
 /*
  * pool.c - bp_open / bp_close and the small accessors.
  *
+ * Layer 8 (pool): calls only writeback.c, io.c, fault.c, pagemem.c and
+ * frame.c.
+ *
  * Design note
  * -----------
  * bp_open validates the config and builds the wait table (fwait checks the

@@ -1,66 +1,24 @@
 /*
- * stats.c - counters, wait histograms, bp_stats_get/reset/print and the
- * per-frame introspection (bp_frames_walk, bp_frames_hottest).
+ * stats.c - the pool's introspection: bp_stats_get/reset over the counters
+ * and wait histograms (kept by account.c), and the per-frame views
+ * (bp_frames_walk, bp_frames_hottest, bp_flags_format).
+ *
+ * Layer 9 (stats): calls only latch.c.
  *
  * Design note
  * -----------
- * Counters and histograms are sharded: each page-table partition holds one
- * struct bp_counters on its own cache lines and an event is counted in the
- * shard of its page, so no counter is one hot shared line.  All updates are
- * relaxed atomics (they order nothing); bp_stats_get sums the shards.  Wait
- * times are only measured on slow paths (a thread that actually waited),
- * so the hit path never reads the clock.  Each frame also accumulates the
- * ns waited on it (relaxed), for bp_frames_hottest.
+ * The counters and histograms are kept by account.c (sharded, relaxed
+ * atomics; see its note); bp_stats_get sums the shards, one relaxed load
+ * each, so a snapshot is exact per counter but not one atomic cut.
  *
- * bp_stats_print is one emitter walking the stats once, with two back-ends
- * (human table, JSON), as jemalloc's malloc_stats_print.
+ * bp_stats_print (statsprint.c) is one emitter walking the stats once, with
+ * two back-ends (human table, JSON), as jemalloc's malloc_stats_print.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bufpool/internal.h"
-
-uint64_t bp_timespec_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
-
-uint64_t bp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return bp_timespec_ns(&ts);
-}
-
-static unsigned hist_bucket(uint64_t ns)
-{
-	unsigned b = 0;
-	while (ns > 1 && b < FWAIT_HIST_BUCKETS - 1) {
-		ns >>= 1;
-		b++;
-	}
-	return b;
-}
-
-void bp_hist_add(struct bp_hist_atomic *h, uint64_t ns)
-{
-	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->total_ns, ns, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->b[hist_bucket(ns)], 1, memory_order_relaxed);
-	uint64_t m = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
-	while (ns > m && !atomic_compare_exchange_weak_explicit(&h->max_ns, &m, ns,
-			memory_order_relaxed, memory_order_relaxed))
-		;
-}
-
-void bp_account_wait(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
-		     enum bp_hist_kind kind, uint64_t ns)
-{
-	bp_hist_add(&bp_ctr(p, pageno)->h[kind], ns);
-	if (f)
-		atomic_fetch_add_explicit(&f->wait_ns, ns, memory_order_relaxed);
-}
 
 static void hist_sum(struct bp_wait_hist *out, struct bp_hist_atomic *h)
 {

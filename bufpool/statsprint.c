@@ -2,6 +2,8 @@
  * statsprint.c - bp_stats_print: the stats through the project's one
  * emitter (util/emitter.c), as a table, JSON or one JSON line.
  *
+ * Layer 10 (stats printer): calls no other file of bufpool.
+ *
  * Design note
  * -----------
  * The stats are walked once by print_stats(), which only tells the emitter

@@ -1,13 +1,15 @@
 /*
- * writeback.c - writing dirty pages: starting a write-back, bp_flush, the
- * background writer, and the eviction hooks bp_evict_page / bp_evict_all.
+ * writeback.c - writing dirty pages: starting a write-back, bp_flush and the
+ * background writer.
+ *
+ * Layer 5 (write-back): calls only io.c, latch.c, frame.c and account.c.
  *
  * Design note
  * -----------
  * Starting a write-back of frame f:
- *   1. pin f, but only while it is DIRTY (one CAS; the evictor's CAS needs
- *      a clean frame with no pins, so the two exclude each other and no
- *      partition lock is needed);
+ *   1. pin f, but only while it is DIRTY (bp_pin_if_dirty, frame.c: one
+ *      CAS; the evictor's CAS needs a clean frame with no pins, so the two
+ *      exclude each other and no partition lock is needed);
  *   2. take the latch shared (try, or wait for bp_flush);
  *   3. one CAS clears DIRTY and sets WRITEBACK (skip if already in flight);
  *   4. drop the latch and the pin (WRITEBACK keeps the frame from eviction)
@@ -15,19 +17,15 @@
  *      fwait_bit_clear, waking every waiter of (frame, WRITEBACK).
  * Because WRITEBACK is only set under a shared latch and an exclusive latch
  * waits for WRITEBACK to clear, a page never changes while it is written.
- * Waiting for a write-back is fwait_bit_wait on (frame, WRITEBACK), which
- * loops until the bit is seen clear (it may be set again meanwhile).
+ * Waiting for a write-back (frame.c's bp_wait_writeback) is fwait_bit_wait
+ * on (frame, WRITEBACK), which loops until the bit is seen clear (it may be
+ * set again meanwhile).
  *
  * Write errors: the completion re-marks the page DIRTY and records the
  * first error in pool.write_err; bp_flush (through bp_flush_errors, which
  * keeps it apart from the fsync error for bp_close's report) returns and
  * resets it, as does bp_evict_page when its own write failed.  So a write
  * error is reported once, possibly after the page was written again.
- *
- * bp_evict_page never waits for a content latch (its caller may hold it):
- * a latched page is -EBUSY, and the shared latch for its write-back is
- * only tried.  It waits only for write-back, which is I/O and ends by
- * itself.
  *
  * Guards: writer.lock protects writer.stop (the condvar paces the loop).
  */
@@ -36,26 +34,9 @@
 
 #include "bufpool/internal.h"
 
-/* Acquire on the pin pairs with the release of the previous unpin.  Callers'
- * pins stop at BP_PIN_MAX, half the field, so this pin always fits in
- * practice (see pagetable.c's pin_found); the CAS refuses at the field's
- * end all the same, so it can never carry into fwait's bit 31. */
-static bool pin_if_dirty(struct bp_frame *f)
-{
-	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
-	for (;;) {
-		if (!(s & BP_F_DIRTY) || (s & (BP_F_WRITEBACK | BP_F_LOCKED)) ||
-		    bp_pins(s) == BP_PIN_FIELD_MAX)
-			return false;
-		if (atomic_compare_exchange_weak_explicit(&f->state, &s, s + BP_PIN_ONE,
-				memory_order_acquire, memory_order_relaxed))
-			return true;
-	}
-}
-
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode)
 {
-	if (!pin_if_dirty(f))
+	if (!bp_pin_if_dirty(f))
 		return 0;
 	int r = bp_latch_shared_internal(p, f, mode == BP_WB_TRY);
 	if (r < 0) {
@@ -84,17 +65,6 @@ int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mo
 		return 0;
 	bp_io_submit(p, f, BP_IO_WRITE, pageno);
 	return 1;
-}
-
-void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct timespec *deadline)
-{
-	/* Acquire pairs with the completion's release clear of WRITEBACK. */
-	if (!(atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_WRITEBACK))
-		return;
-	uint64_t t0 = bp_now_ns();
-	fwait_bit_wait(p->wt, &f->state, BP_WRITEBACK, deadline);
-	bp_account_wait(p, f, atomic_load_explicit(&f->pageno, memory_order_relaxed),
-			BP_H_WRITEBACK, bp_now_ns() - t0);
 }
 
 static void wait_all_writeback(struct bp_pool *p)
@@ -134,77 +104,6 @@ int bp_flush(struct bp_pool *pool)
 	return werr ? werr : ferr;
 }
 
-int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
-{
-	if (!pool)
-		return -EINVAL;
-	struct bp_frame *f;
-	int r = bp_pt_lookup_pin(pool, pageno, &f);
-	if (r < 0)
-		return r == -EAGAIN ? -EBUSY : r; /* at the pin limit: pinned */
-	/* Acquire pairs with the read completion's release unlock. */
-	uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
-	if (s & BP_F_LOCKED) {
-		bp_unpin(pool, f);
-		return -EBUSY;
-	}
-	/* Never wait for a latch: a holder may be the caller itself (an
-	 * exclusive one would deadlock us) or keep it for as long as it
-	 * likes.  A latched page is busy, dirty or not. */
-	if (!bp_latch_idle(f)) {
-		bp_unpin(pool, f);
-		return -EBUSY;
-	}
-	/* A write-back in flight is I/O: it ends by itself, wait for it. */
-	bp_wait_writeback(pool, f, NULL);
-	/* A dirty page is written (and waited for) before it can go; the
-	 * shared latch for that is only tried, for the same reason. */
-	bool started = false;
-	if (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) {
-		started = bp_start_writeback(pool, f, BP_WB_TRY) > 0;
-		bp_wait_writeback(pool, f, NULL);
-	}
-	/* Acquire pairs with the completion's release clear of WRITEBACK,
-	 * ordered after its DIRTY re-set and write_err store. */
-	bool still_dirty = atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_DIRTY;
-	bp_unpin(pool, f);
-	if (still_dirty) {
-		/* Not our write (the latch was taken since the idle check, or
-		 * another writer's write failed): busy, and its error is left
-		 * for bp_flush.  Ours failed: report it (acq_rel: as in
-		 * bp_flush). */
-		if (!started)
-			return -EBUSY;
-		int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
-		return err ? -err : -EBUSY;
-	}
-	if (!bp_try_evict(pool, f, pageno, true))
-		return -EBUSY;
-	bp_free_claimed(pool, f);
-	return 0;
-}
-
-int bp_evict_all(struct bp_pool *pool)
-{
-	if (!pool)
-		return -EINVAL;
-	int r = bp_flush(pool);
-	if (r < 0)
-		return r;
-	int n = 0;
-	for (uint32_t i = 0; i < pool->nframes; i++) {
-		struct bp_frame *f = &pool->frames[i];
-		uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
-		if (pageno == BP_NO_PAGE)
-			continue;
-		if (bp_try_evict(pool, f, pageno, true)) {
-			bp_free_claimed(pool, f);
-			n++;
-		}
-	}
-	return n;
-}
-
 /* ---- background writer ---- */
 
 static void *writer_thread(void *arg)
@@ -227,8 +126,7 @@ static void *writer_thread(void *arg)
 			uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 			if ((s & BP_F_DIRTY) && !bp_pins(s) &&
 			    bp_start_writeback(p, f, BP_WB_TRY) > 0)
-				bp_count(p, atomic_load_explicit(&f->pageno, memory_order_relaxed),
-					 BP_C_BGWRITER_WRITES);
+				bp_count(p, BP_C_BGWRITER_WRITES);
 		}
 		pthread_mutex_lock(&w->lock);
 	}

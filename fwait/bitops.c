@@ -1,6 +1,8 @@
 /*
  * bitops.c - lock-style and event-style bits on a caller's 32-bit word.
  *
+ * Layer 4 (bit waits): calls only park.c, futex.c, stats.c and base.c.
+ *
  * Design note
  * -----------
  * Key = (word, bit).  Bit 31 of the word, W (FWAIT_WAITERS_MASK), means

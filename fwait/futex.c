@@ -1,6 +1,8 @@
 /*
  * futex.c - the FWAIT_FUTEX reference policy: sleep on the word itself.
  *
+ * Layer 3 (futex): calls only stats.c and base.c.
+ *
  * Design note
  * -----------
  * The kernel's futex hash is itself a filtered hashed wait queue: waiters

@@ -3,6 +3,29 @@
  *
  * Design note
  * -----------
+ * Layers, bottom to top.  A file calls only files of lower layers: never one
+ * of its own layer nor one above, so no two files call each other, directly
+ * or round a loop.  Each file's head comment says its layer and the files it
+ * calls; tests/layers/check_layers.sh reads those lines and checks them
+ * against the built objects (nm).
+ *
+ *   L  file       holds                                       calls
+ *   1  base.c     fw_bucket_of, fw_now_ns, deadline helpers   -
+ *   2  stats.c    counters, wait histogram, stats, the walk   base
+ *   3  park.c     queueing, sleeping, the waker handshake     stats base
+ *   3  futex.c    the FWAIT_FUTEX policy (sleep on the word)  stats base
+ *   4  keyed.c    fwait_wait / fwait_wake                     park stats base
+ *   4  bitops.c   the bit locks and bit waits                 park futex stats
+ *                                                             base
+ *   5  table.c    create/destroy (the constructor), policy    futex
+ *                 names
+ *
+ * Locks: a bucket lock and a waiter's mtx.  A thread holds at most one
+ * bucket lock, and takes a waiter's mtx only with no bucket lock held (the
+ * waker after dropping it, the sleeper in fw_sleep after dropping it), so
+ * the two never nest.  The caller's callbacks (ready, the walk's fn) run
+ * under a bucket lock and must not call into the table (fwait.h).
+ *
  * struct fwait_table is a header plus a power-of-two array of buckets.  A
  * bucket is one mutex and the waiters parked in it, grouped by key: a list
  * of key groups (linked through each group's oldest waiter, its "head"), and
@@ -98,11 +121,20 @@ struct fwait_table {
 	struct fw_bucket *buckets;
 };
 
-/* ---- table.c ---- */
-struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
-uint64_t fw_now_ns(void);
+/* ---- the files' entry points, bottom layer first ---- */
 
-/* ---- park.c: queueing, sleeping, waking ---- */
+/* ---- base.c (layer 1) ---- */
+/* The bucket of key (by its address alone). */
+struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
+/* CLOCK_MONOTONIC now, in nanoseconds. */
+uint64_t fw_now_ns(void);
+/* (fwait_deadline_valid and fwait_deadline_after_ns, public: fwait.h) */
+
+/* ---- stats.c (layer 2) ---- */
+void fw_stat_add(_Atomic uint64_t *c, uint64_t n);
+void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns);
+
+/* ---- park.c (layer 3): queueing, sleeping, waking ---- */
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive);
 void fw_waiter_destroy(struct fw_waiter *w);
 /* Caller holds b->lock. */
@@ -141,11 +173,7 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit,
 				     bool *word_others);
 
-/* ---- stats.c ---- */
-void fw_stat_add(_Atomic uint64_t *c, uint64_t n);
-void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns);
-
-/* ---- futex.c (FWAIT_FUTEX policy) ---- */
+/* ---- futex.c (layer 3): the FWAIT_FUTEX policy ---- */
 /* Sleep on the word itself until the bit is taken (exclusive) or seen
  * clear (not exclusive).  0, -ETIMEDOUT. */
 int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
@@ -153,5 +181,8 @@ int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
 int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
 void fw_futex_wake_all(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
 bool fw_futex_supported(void);
+
+/* keyed.c (layer 4), bitops.c (layer 4) and table.c (layer 5) define only
+ * the public API (fwait.h). */
 
 #endif /* FWAIT_INTERNAL_H */

@@ -1,6 +1,8 @@
 /*
  * keyed.c - generic keyed waits: the wait_event_filtered analog.
  *
+ * Layer 4 (keyed waits): calls only park.c, stats.c and base.c.
+ *
  * Design note
  * -----------
  * A waiter parks on any address until a caller's condition holds.  The

@@ -1,6 +1,8 @@
 /*
  * park.c - parking a waiter in its bucket, sleeping, and waking it.
  *
+ * Layer 3 (park): calls only stats.c and base.c.
+ *
  * Design note
  * -----------
  * This file owns the handshake between a waiter and a waker; bitops.c and

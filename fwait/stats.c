@@ -1,6 +1,9 @@
 /*
  * stats.c - statistics and the walk over parked waiters.
  *
+ * Layer 2 (stats): calls only base.c (low, as every file above counts
+ * through it; its readers, fwait_stats_get and the walk, need no more).
+ *
  * Design note
  * -----------
  * Counters live in the buckets (struct fw_bucket_stats) and the wait-time

@@ -1,14 +1,13 @@
 /*
- * table.c - creating and destroying a wait table, hashing keys to buckets.
+ * table.c - creating and destroying a wait table; policy names.
+ *
+ * Layer 5 (table): calls only futex.c (whether futexes work).
  *
  * Design note
  * -----------
  * The table is sized once and never grows: its memory is per bucket, never
- * per object.  Keys are hashed by address alone (Fibonacci hashing of the
- * address without its low alignment bits), so every bit of one word lands in
- * the same bucket and the word's waiters bit can be kept exact under that
- * bucket's lock.  Nothing here is mutable after creation except what the
- * buckets themselves guard.
+ * per object (how a key finds its bucket: base.c).  Nothing here is mutable
+ * after creation except what the buckets themselves guard.
  */
 #include "fwait/internal.h"
 
@@ -119,40 +118,4 @@ void fwait_table_destroy(struct fwait_table *t)
 enum fwait_policy fwait_table_policy(const struct fwait_table *t)
 {
 	return t ? t->policy : FWAIT_POLICY_COUNT;
-}
-
-struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)
-{
-	/* Fibonacci hashing: multiply by 2^64 / phi and keep the *top*
-	 * log2(nbuckets) bits, the ones every bit of the address feeds, so
-	 * objects a cache line or a page apart spread over all buckets.  (Bits
-	 * from the middle of the product clustered such objects in a few.) */
-	uint64_t h = (uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15);
-	return &t->buckets[t->mask ? (uint32_t)(h >> t->hash_shift) : 0];
-}
-
-uint64_t fw_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-bool fwait_deadline_valid(const struct timespec *deadline)
-{
-	return deadline == NULL ||
-	       (deadline->tv_sec >= 0 && deadline->tv_nsec >= 0 && deadline->tv_nsec < 1000000000L);
-}
-
-struct timespec fwait_deadline_after_ns(uint64_t ns)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec += (long)(ns % 1000000000u);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
 }

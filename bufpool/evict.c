@@ -1,5 +1,9 @@
 /*
- * clock.c - clock (second-chance) sweep: find a frame for a new page.
+ * evict.c - clock (second-chance) sweep: find a frame for a new page; and
+ * the eviction entry points bp_evict_page / bp_evict_all.
+ *
+ * Layer 6 (evict): calls only writeback.c, pagetable.c, latch.c, frame.c and
+ * account.c.
  *
  * Design note
  * -----------
@@ -26,6 +30,12 @@
  * pinned but LOCKED (claimed by a concurrent miss, or being read) are not
  * "pinned by users": the sweep waits for their LOCKED to clear and retries,
  * so many concurrent misses on one page with few frames do not give -EBUSY.
+ *
+ * bp_evict_page never waits for a content latch (its caller may hold it):
+ * a latched page is -EBUSY, and the shared latch for its write-back is
+ * only tried.  It waits only for write-back, which is I/O and ends by
+ * itself.  bp_evict_all is bp_flush, then bp_try_evict of every mapped
+ * frame, ignoring REFERENCED.
  */
 #include <errno.h>
 
@@ -73,7 +83,7 @@ bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool i
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
 		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
-	bp_count(p, pageno, BP_C_EVICTIONS);
+	bp_count(p, BP_C_EVICTIONS);
 	return true;
 }
 
@@ -130,17 +140,17 @@ static bool unpin_seen(void *arg)
 /* Sleep until some frame is unpinned or the deadline passes. */
 static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 {
-	/* Acquire pairs with unpin_wake's release increment. */
+	/* Acquire pairs with unpin_wake's release increment (frame.c). */
 	struct unpin_wait w = { p, atomic_load_explicit(&p->unpin_seq, memory_order_acquire) };
-	/* seq_cst RMW then seq_cst loads of pin counts; bp_unpin does a seq_cst
-	 * pin decrement then a seq_cst load of frame_waiters: one of the two
-	 * sides sees the other, so an unpin is never missed (Dekker). */
+	/* seq_cst RMW then seq_cst loads of pin counts; bp_unpin (frame.c) does
+	 * a seq_cst pin decrement then a seq_cst load of frame_waiters: one of
+	 * the two sides sees the other, so an unpin is never missed (Dekker). */
 	atomic_fetch_add_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	int r = 0;
 	if (all_pinned(p)) {
 		uint64_t t0 = bp_now_ns();
 		r = fwait_wait(p->wt, &p->unpin_seq, 0, unpin_seen, &w, deadline);
-		bp_account_wait(p, NULL, 0, BP_H_FRAME, bp_now_ns() - t0);
+		bp_account_wait(p, NULL, BP_H_FRAME, bp_now_ns() - t0);
 	}
 	atomic_fetch_sub_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	return r == -ETIMEDOUT ? -EBUSY : r; /* any other error ends the wait too */
@@ -194,7 +204,7 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 			if (s & BP_F_DIRTY) {
 				if (mode != BP_CLAIM_NOWAIT && !wb &&
 				    bp_start_writeback(p, f, BP_WB_TRY) > 0) {
-					bp_count(p, pageno, BP_C_DIRTY_EVICTIONS);
+					bp_count(p, BP_C_DIRTY_EVICTIONS);
 					wb = f;
 				}
 				continue;
@@ -231,4 +241,75 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 		}
 	}
 	return -EBUSY;
+}
+
+int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
+{
+	if (!pool)
+		return -EINVAL;
+	struct bp_frame *f;
+	int r = bp_pt_lookup_pin(pool, pageno, &f);
+	if (r < 0)
+		return r == -EAGAIN ? -EBUSY : r; /* at the pin limit: pinned */
+	/* Acquire pairs with the read completion's release unlock. */
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
+	if (s & BP_F_LOCKED) {
+		bp_unpin(pool, f);
+		return -EBUSY;
+	}
+	/* Never wait for a latch: a holder may be the caller itself (an
+	 * exclusive one would deadlock us) or keep it for as long as it
+	 * likes.  A latched page is busy, dirty or not. */
+	if (!bp_latch_idle(f)) {
+		bp_unpin(pool, f);
+		return -EBUSY;
+	}
+	/* A write-back in flight is I/O: it ends by itself, wait for it. */
+	bp_wait_writeback(pool, f, NULL);
+	/* A dirty page is written (and waited for) before it can go; the
+	 * shared latch for that is only tried, for the same reason. */
+	bool started = false;
+	if (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) {
+		started = bp_start_writeback(pool, f, BP_WB_TRY) > 0;
+		bp_wait_writeback(pool, f, NULL);
+	}
+	/* Acquire pairs with the completion's release clear of WRITEBACK,
+	 * ordered after its DIRTY re-set and write_err store. */
+	bool still_dirty = atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_DIRTY;
+	bp_unpin(pool, f);
+	if (still_dirty) {
+		/* Not our write (the latch was taken since the idle check, or
+		 * another writer's write failed): busy, and its error is left
+		 * for bp_flush.  Ours failed: report it (acq_rel: as in
+		 * bp_flush). */
+		if (!started)
+			return -EBUSY;
+		int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
+		return err ? -err : -EBUSY;
+	}
+	if (!bp_try_evict(pool, f, pageno, true))
+		return -EBUSY;
+	bp_free_claimed(pool, f);
+	return 0;
+}
+
+int bp_evict_all(struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	int r = bp_flush(pool);
+	if (r < 0)
+		return r;
+	int n = 0;
+	for (uint32_t i = 0; i < pool->nframes; i++) {
+		struct bp_frame *f = &pool->frames[i];
+		uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+		if (pageno == BP_NO_PAGE)
+			continue;
+		if (bp_try_evict(pool, f, pageno, true)) {
+			bp_free_claimed(pool, f);
+			n++;
+		}
+	}
+	return n;
 }
