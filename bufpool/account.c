@@ -1,6 +1,6 @@
 /*
  * account.c - the pool's bottom-layer accounting: event counters, wait
- * histograms and per-frame wait totals, and the clock reads they use.
+ * histograms and per-frame wait totals (times come from util/clock.h).
  *
  * Layer 1 (account): calls no other file of bufpool.
  *
@@ -39,21 +39,8 @@
  * as one atomic cut.
  */
 #include <sched.h>
-#include <time.h>
 
 #include "bufpool/internal.h"
-
-uint64_t bp_timespec_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
-
-uint64_t bp_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return bp_timespec_ns(&ts);
-}
 
 /* The calling thread's shard: its CPU, else its stack (see above). */
 static struct bp_counters *my_shard(struct bp_pool *p)

@@ -40,6 +40,7 @@
 #include <errno.h>
 
 #include "bufpool/internal.h"
+#include "util/clock.h"
 
 #define CLOCK_MAX_ROUNDS 16
 #define TRANSIENT_WAIT_NS (50u * 1000u * 1000u) /* bound on one wait for a busy frame */
@@ -148,9 +149,9 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 	atomic_fetch_add_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	int r = 0;
 	if (all_pinned(p)) {
-		uint64_t t0 = bp_now_ns();
+		uint64_t t0 = util_now_ns();
 		r = fwait_wait(p->wt, &p->unpin_seq, 0, unpin_seen, &w, deadline);
-		bp_account_wait(p, NULL, BP_H_FRAME, bp_now_ns() - t0);
+		bp_account_wait(p, NULL, BP_H_FRAME, util_now_ns() - t0);
 	}
 	atomic_fetch_sub_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	return r == -ETIMEDOUT ? -EBUSY : r; /* any other error ends the wait too */
@@ -161,7 +162,7 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 static struct timespec transient_deadline(const struct timespec *deadline)
 {
 	struct timespec d = fwait_deadline_after_ns(TRANSIENT_WAIT_NS);
-	if (deadline && bp_timespec_ns(deadline) < bp_timespec_ns(&d))
+	if (deadline && util_timespec_ns(deadline) < util_timespec_ns(&d))
 		d = *deadline;
 	return d;
 }
@@ -177,7 +178,7 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 		 * waits nor unpins that others keep winning can carry the call
 		 * past it.  The first sweep always runs: a free frame is taken
 		 * even with a deadline already passed. */
-		if (deadline && round != 0 && bp_now_ns() >= bp_timespec_ns(deadline))
+		if (deadline && round != 0 && util_now_ns() >= util_timespec_ns(deadline))
 			return -EBUSY;
 		struct bp_frame *wb = NULL, *transient = NULL;
 		for (uint64_t i = 0; i < (uint64_t)sweeps * p->nframes; i++) {

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "bufpool/internal.h"
+#include "util/prng.h"
 
 int bp_fault_init(struct bp_pool *p)
 {
@@ -30,16 +31,6 @@ int bp_fault_init(struct bp_pool *p)
 void bp_fault_destroy(struct bp_pool *p)
 {
 	pthread_mutex_destroy(&p->fault.lock);
-}
-
-static uint64_t next_rand(uint64_t *s)
-{
-	uint64_t x = *s ? *s : UINT64_C(0x9E3779B97F4A7C15);
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * UINT64_C(2685821657736338717);
 }
 
 int bp_fault_set(struct bp_pool *pool, const struct bp_fault *fault)
@@ -57,7 +48,8 @@ int bp_fault_set(struct bp_pool *pool, const struct bp_fault *fault)
 	if (r->f.kind == BP_FAULT_FAIL && r->f.err == 0)
 		r->f.err = EIO;
 	r->fired = 0;
-	r->rng = fault->seed;
+	/* xorshift64*'s state must not be 0: seed 0 starts from a fixed one. */
+	r->rng = fault->seed ? fault->seed : UINT64_C(0x9E3779B97F4A7C15);
 	r->active = true;
 	atomic_fetch_or_explicit(&pool->fault.active_mask, 1u << fault->op, memory_order_relaxed);
 	pthread_mutex_unlock(&pool->fault.lock);
@@ -91,7 +83,7 @@ enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
 	if (op != BP_FAULT_FSYNC && r->f.page_count &&
 	    (pageno < r->f.page_first || pageno - r->f.page_first >= r->f.page_count))
 		goto out;
-	if (r->f.probability_ppm && next_rand(&r->rng) % 1000000u >= r->f.probability_ppm)
+	if (r->f.probability_ppm && util_rand_next(&r->rng) % 1000000u >= r->f.probability_ppm)
 		goto out;
 	r->fired++;
 	if (r->f.count && r->fired >= r->f.count) {

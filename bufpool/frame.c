@@ -25,6 +25,7 @@
 #include <errno.h>
 
 #include "bufpool/internal.h"
+#include "util/clock.h"
 
 bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f)
 {
@@ -90,14 +91,14 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 	/* Acquire pairs with the completion's release clear of WRITEBACK. */
 	if (!(atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_WRITEBACK))
 		return;
-	uint64_t t0 = bp_now_ns();
+	uint64_t t0 = util_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_WRITEBACK, deadline);
-	bp_account_wait(p, f, BP_H_WRITEBACK, bp_now_ns() - t0);
+	bp_account_wait(p, f, BP_H_WRITEBACK, util_now_ns() - t0);
 }
 
 void bp_wait_locked(struct bp_pool *p, struct bp_frame *f)
 {
-	uint64_t t0 = bp_now_ns();
+	uint64_t t0 = util_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
-	bp_account_wait(p, f, BP_H_IO, bp_now_ns() - t0);
+	bp_account_wait(p, f, BP_H_IO, util_now_ns() - t0);
 }

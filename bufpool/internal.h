@@ -7,10 +7,11 @@
  * of its own layer nor one above, so no two files call each other, directly
  * or round a loop.  Each file's head comment says its layer and the files it
  * calls; tests/layers/check_layers.sh reads those lines and checks them
- * against the built objects (nm).  All may call fwait and libc.
+ * against the built objects (nm).  All may call fwait, libc and util/
+ * (layer 0: the clock, the PRNG, log2, the emitter).
  *
  *   L  file          holds                                  calls
- *   1  account.c     counters, wait histograms, clock reads -
+ *   1  account.c     sharded counters, wait histograms      -
  *   2  frame.c       pins, unpin wake, accounted bit waits  account
  *   3  pagemem.c     page memory: jemalloc arena or system  -
  *   3  pagetable.c   partitioned hash pageno -> frame       -
@@ -28,7 +29,7 @@
  *                                                           pagemem frame
  *   9  stats.c       bp_stats_get/reset, frame walks,       latch
  *                    bp_frames_hottest, bp_flags_format
- *  10  statsprint.c  bp_stats_print (the emitter)           -
+ *  10  statsprint.c  bp_stats_print (through util/emitter)  -
  *
  * Locks and what they guard
  *   bp_partition.lock  the hash chains (heads[] of its buckets, frame.hash_next
@@ -254,8 +255,6 @@ static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t pageno
 
 /* account.c (layer 1) */
 /* CLOCK_MONOTONIC now, and a (well-formed) timespec, in nanoseconds. */
-uint64_t bp_now_ns(void);
-uint64_t bp_timespec_ns(const struct timespec *ts);
 /* Count one event c, in the calling CPU's shard (account.c). */
 void bp_count(struct bp_pool *p, enum bp_counter c);
 /* Record a wait of ns of the given kind (in the calling CPU's shard) and,

@@ -52,6 +52,7 @@
 #include <errno.h>
 
 #include "bufpool/internal.h"
+#include "util/clock.h"
 
 #ifndef BP_LATCH_COUNT_BITS
 #define BP_LATCH_COUNT_BITS 20
@@ -180,10 +181,10 @@ static int lock_shared(struct bp_pool *p, struct bp_frame *f)
 	if (try_shared(f) == 0)
 		return 0;
 	struct latch_wait w = { f, false, 0, 0 };
-	uint64_t t0 = bp_now_ns();
+	uint64_t t0 = util_now_ns();
 	fwait_wait(p->wt, key_s(f), 0, ready_shared, &w, NULL);
 	if (w.queued)
-		bp_account_wait(p, f, BP_H_LATCH_S, bp_now_ns() - t0);
+		bp_account_wait(p, f, BP_H_LATCH_S, util_now_ns() - t0);
 	return w.err;
 }
 
@@ -193,10 +194,10 @@ static int lock_exclusive(struct bp_pool *p, struct bp_frame *f)
 	if (try_exclusive(f))
 		return 0;
 	struct latch_wait w = { f, false, 0, 0 };
-	uint64_t t0 = bp_now_ns();
+	uint64_t t0 = util_now_ns();
 	fwait_wait(p->wt, key_x(f), FWAIT_EXCLUSIVE, ready_exclusive, &w, NULL);
 	if (w.queued)
-		bp_account_wait(p, f, BP_H_LATCH_X, bp_now_ns() - t0);
+		bp_account_wait(p, f, BP_H_LATCH_X, util_now_ns() - t0);
 	return w.err;
 }
 

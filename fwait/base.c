@@ -1,6 +1,6 @@
 /*
  * base.c - the helpers every other file of fwait uses: hashing a key to its
- * bucket, the monotonic clock, and deadlines.
+ * bucket, and deadlines (the clock itself is util/clock.h).
  *
  * Layer 1 (base): calls no other file of fwait.
  *
@@ -13,6 +13,7 @@
  * table's immutable geometry (mask, hash_shift) and the clock.
  */
 #include "fwait/internal.h"
+#include "util/clock.h"
 
 #include <time.h>
 
@@ -26,13 +27,6 @@ struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)
 	return &t->buckets[t->mask ? (uint32_t)(h >> t->hash_shift) : 0];
 }
 
-uint64_t fw_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 bool fwait_deadline_valid(const struct timespec *deadline)
 {
 	return deadline == NULL ||
@@ -41,8 +35,10 @@ bool fwait_deadline_valid(const struct timespec *deadline)
 
 struct timespec fwait_deadline_after_ns(uint64_t ns)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t now = util_now_ns();
+	struct timespec ts = { .tv_sec = (time_t)(now / 1000000000u),
+			       .tv_nsec = (long)(now % 1000000000u) };
+
 	ts.tv_sec += (time_t)(ns / 1000000000u);
 	ts.tv_nsec += (long)(ns % 1000000000u);
 	if (ts.tv_nsec >= 1000000000L) {

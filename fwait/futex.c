@@ -24,6 +24,7 @@
  * swallowed by a timeout.
  */
 #include "fwait/internal.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -62,12 +63,12 @@ static int futex_sleep(struct fwait_table *t, _Atomic uint32_t *word, uint32_t s
 		       uint32_t m, const struct timespec *deadline)
 {
 	struct fw_bucket *b = fw_bucket_of(t, word);
-	uint64_t start = fw_now_ns();
+	uint64_t start = util_now_ns();
 
 	fw_stat_add(&b->stats.waits, 1);
 	long r = sys_futex(word, FUTEX_WAIT_BITSET, seen, deadline, m);
 	int err = r == 0 ? 0 : errno;
-	fw_hist_record(t, b, fw_now_ns() - start);
+	fw_hist_record(t, b, util_now_ns() - start);
 	if (err == ETIMEDOUT) {
 		fw_stat_add(&b->stats.timeouts, 1);
 		return -ETIMEDOUT;

@@ -3,14 +3,14 @@
  *
  * Design note
  * -----------
- * Layers, bottom to top.  A file calls only files of lower layers: never one
+ * Layers, bottom to top, all above util/ (layer 0: the clock, log2).  A file calls only files of lower layers: never one
  * of its own layer nor one above, so no two files call each other, directly
  * or round a loop.  Each file's head comment says its layer and the files it
  * calls; tests/layers/check_layers.sh reads those lines and checks them
  * against the built objects (nm).
  *
  *   L  file       holds                                       calls
- *   1  base.c     fw_bucket_of, fw_now_ns, deadline helpers   -
+ *   1  base.c     fw_bucket_of, deadline helpers              -
  *   2  stats.c    counters, wait histogram, stats, the walk   base
  *   3  park.c     queueing, sleeping, the waker handshake     stats base
  *   3  futex.c    the FWAIT_FUTEX policy (sleep on the word)  stats base
@@ -127,7 +127,6 @@ struct fwait_table {
 /* The bucket of key (by its address alone). */
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
 /* CLOCK_MONOTONIC now, in nanoseconds. */
-uint64_t fw_now_ns(void);
 /* (fwait_deadline_valid and fwait_deadline_after_ns, public: fwait.h) */
 
 /* ---- stats.c (layer 2) ---- */

@@ -25,6 +25,7 @@
  *     the caller honours or passes on what it was given.
  */
 #include "fwait/internal.h"
+#include "util/clock.h"
 
 #include <errno.h>
 
@@ -106,7 +107,7 @@ void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
 			b->keys = w;
 	}
 	w->queued = true;
-	w->since_ns = fw_now_ns();
+	w->since_ns = util_now_ns();
 
 	b->depth++;
 	fw_stat_add(&b->stats.waits, 1);
@@ -314,6 +315,6 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	pthread_mutex_unlock(&w->mtx);
 	*raced = true;
 out:
-	fw_hist_record(t, b, fw_now_ns() - w->since_ns);
+	fw_hist_record(t, b, util_now_ns() - w->since_ns);
 	return state;
 }

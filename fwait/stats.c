@@ -15,6 +15,8 @@
  * A snapshot is therefore not an atomic cut across buckets.
  */
 #include "fwait/internal.h"
+#include "util/log2.h"
+#include "util/clock.h"
 
 #include <errno.h>
 #include <string.h>
@@ -26,7 +28,7 @@ void fw_stat_add(_Atomic uint64_t *c, uint64_t n)
 
 static unsigned log2_bucket(uint64_t ns)
 {
-	unsigned i = ns ? 63u - (unsigned)__builtin_clzll(ns) : 0;
+	unsigned i = util_log2_floor(ns);
 	return i < FWAIT_HIST_BUCKETS ? i : FWAIT_HIST_BUCKETS - 1;
 }
 
@@ -93,7 +95,7 @@ int fwait_waiters_walk(struct fwait_table *t,
 {
 	if (t == NULL || fn == NULL)
 		return -EINVAL;
-	uint64_t now = fw_now_ns();
+	uint64_t now = util_now_ns();
 
 	for (uint32_t i = 0; i <= t->mask; i++) {
 		struct fw_bucket *b = &t->buckets[i];
