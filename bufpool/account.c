@@ -41,6 +41,7 @@
 #include <sched.h>
 
 #include "bufpool/internal.h"
+#include "util/log2.h"
 
 /* The calling thread's shard: its CPU, else its stack (see above). */
 static struct bp_counters *my_shard(struct bp_pool *p)
@@ -68,21 +69,13 @@ void bp_count(struct bp_pool *p, enum bp_counter c)
 	atomic_fetch_add_explicit(&my_shard(p)->c[c], 1, memory_order_relaxed);
 }
 
-static unsigned hist_bucket(uint64_t ns)
-{
-	unsigned b = 0;
-	while (ns > 1 && b < FWAIT_HIST_BUCKETS - 1) {
-		ns >>= 1;
-		b++;
-	}
-	return b;
-}
 
 static void hist_add(struct bp_hist_atomic *h, uint64_t ns)
 {
 	atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->total_ns, ns, memory_order_relaxed);
-	atomic_fetch_add_explicit(&h->b[hist_bucket(ns)], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->b[util_log2_bucket(ns, FWAIT_HIST_BUCKETS)], 1,
+				  memory_order_relaxed);
 	uint64_t m = atomic_load_explicit(&h->max_ns, memory_order_relaxed);
 	while (ns > m && !atomic_compare_exchange_weak_explicit(&h->max_ns, &m, ns,
 			memory_order_relaxed, memory_order_relaxed))

@@ -26,16 +26,10 @@ void fw_stat_add(_Atomic uint64_t *c, uint64_t n)
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
-static unsigned log2_bucket(uint64_t ns)
-{
-	unsigned i = util_log2_floor(ns);
-	return i < FWAIT_HIST_BUCKETS ? i : FWAIT_HIST_BUCKETS - 1;
-}
-
 void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns)
 {
 	unsigned shard = (unsigned)(b - t->buckets) % FW_HIST_SHARDS;
-	fw_stat_add(&t->hist[shard].count[log2_bucket(ns)], 1);
+	fw_stat_add(&t->hist[shard].count[util_log2_bucket(ns, FWAIT_HIST_BUCKETS)], 1);
 }
 
 static uint64_t rd(const _Atomic uint64_t *c)

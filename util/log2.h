@@ -18,4 +18,13 @@ static inline unsigned util_log2_floor(uint64_t v)
 	return v ? 63u - (unsigned)__builtin_clzll(v) : 0u;
 }
 
+/* The log2 histogram bucket of v among nbuckets (> 0): floor(log2 v),
+ * the last bucket taking everything above. */
+static inline unsigned util_log2_bucket(uint64_t v, unsigned nbuckets)
+{
+	unsigned b = util_log2_floor(v);
+
+	return b < nbuckets ? b : nbuckets - 1;
+}
+
 #endif

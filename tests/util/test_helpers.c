@@ -79,6 +79,10 @@ START_TEST(log2_floor)
 	ck_assert_uint_eq(util_log2_floor(3), 1);
 	ck_assert_uint_eq(util_log2_floor(1024), 10);
 	ck_assert_uint_eq(util_log2_floor(UINT64_MAX), 63);
+	ck_assert_uint_eq(util_log2_bucket(0, 4), 0);
+	ck_assert_uint_eq(util_log2_bucket(8, 4), 3);
+	ck_assert_uint_eq(util_log2_bucket(16, 4), 3); /* the last takes the rest */
+	ck_assert_uint_eq(util_log2_bucket(UINT64_MAX, 40), 39);
 }
 END_TEST
 
