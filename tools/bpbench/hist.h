@@ -9,8 +9,8 @@
  * histograms; they are merged after the workers are joined.  Not
  * thread-safe by design.
  */
-#ifndef TOOLS_ENGINE_HIST_H
-#define TOOLS_ENGINE_HIST_H
+#ifndef TOOLS_BPBENCH_HIST_H
+#define TOOLS_BPBENCH_HIST_H
 
 #include <stdint.h>
 
