@@ -5,8 +5,9 @@
  * Design note
  * -----------
  * Layer: bpbench (see tiotest_int.h).  Numbers go through util/opt.h, the
- * one strict parser of the tools, which prints its own message; lists
- * (policies, thread counts) are split here.  A refusal is -EINVAL and
+ * one strict parser of the tools (through bench_opt.h for a page size, a
+ * 32-bit count or a half-open interval), which prints its own message;
+ * lists (policies, thread counts) are split here, by one splitter.  A refusal is -EINVAL and
  * bpbench tiotest exits 2.
  */
 #include "tiotest_int.h"
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench_opt.h"
 #include "util/opt.h"
 
 const char *const tio_item_names[TIO_ITEM_COUNT] = {
@@ -82,59 +84,55 @@ static void usage(FILE *o)
 		BP_READAHEAD_DEFAULT, TIO_DEFAULT_SEED);
 }
 
-static int parse_policies(const char *s, struct tio_options *o)
+/* Call item(tok, o) for each item of the comma-separated list s of option
+ * opt; 0, or -EINVAL after a message (item's, or: no item, too long). */
+static int parse_list(const char *opt, const char *s, struct tio_options *o,
+		      int (*item)(const char *tok, struct tio_options *o))
 {
 	char buf[256];
-	if (strlen(s) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, s);
-	o->npolicies = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		enum fwait_policy p;
-		if (fwait_policy_parse(tok, &p) != 0) {
-			fprintf(stderr, TIO_PROG ": unknown policy '%s' (broadcast, wake-all, "
-				"wake-one, futex)\n", tok);
-			return -EINVAL;
-		}
-		for (unsigned i = 0; i < o->npolicies; i++) {
-			if (o->policies[i] == p) {
-				fprintf(stderr, TIO_PROG ": policy '%s' given twice\n", tok);
+	unsigned n = 0;
+	if (strlen(s) < sizeof(buf)) {
+		strcpy(buf, s);
+		char *save = NULL;
+		for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
+			if (item(tok, o) != 0)
 				return -EINVAL;
-			}
-		}
-		o->policies[o->npolicies++] = p;
+		if (n > 0)
+			return 0;
 	}
-	if (o->npolicies > 0)
-		return 0;
-bad:
-	fprintf(stderr, TIO_PROG ": --policies wants a comma-separated list, not '%s'\n", s);
+	fprintf(stderr, TIO_PROG ": %s wants a comma-separated list, not '%s'\n", opt, s);
 	return -EINVAL;
 }
 
-static int parse_thread_list(const char *s, struct tio_options *o)
+static int policy_item(const char *tok, struct tio_options *o)
 {
-	char buf[256];
-	if (strlen(s) >= sizeof(buf))
-		goto bad;
-	strcpy(buf, s);
-	o->nplot_threads = 0;
-	char *save = NULL;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (o->nplot_threads == TIO_MAX_PLOT_POINTS) {
-			fprintf(stderr, TIO_PROG ": at most %u thread counts\n", TIO_MAX_PLOT_POINTS);
+	enum fwait_policy p;
+	if (fwait_policy_parse(tok, &p) != 0) {
+		fprintf(stderr, TIO_PROG ": unknown policy '%s' (broadcast, wake-all, "
+			"wake-one, futex)\n", tok);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < o->npolicies; i++) {
+		if (o->policies[i] == p) {
+			fprintf(stderr, TIO_PROG ": policy '%s' given twice\n", tok);
 			return -EINVAL;
 		}
-		if (util_opt_unsigned(TIO_PROG, "--plot-threads", tok, 1, TIO_MAX_THREADS,
-				      &o->plot_threads[o->nplot_threads]) != 0)
-			return -EINVAL;
-		o->nplot_threads++;
 	}
-	if (o->nplot_threads > 0)
-		return 0;
-bad:
-	fprintf(stderr, TIO_PROG ": --plot-threads wants a comma-separated list, not '%s'\n", s);
-	return -EINVAL;
+	o->policies[o->npolicies++] = p;
+	return 0;
+}
+
+static int thread_count_item(const char *tok, struct tio_options *o)
+{
+	if (o->nplot_threads == TIO_MAX_PLOT_POINTS) {
+		fprintf(stderr, TIO_PROG ": at most %u thread counts\n", TIO_MAX_PLOT_POINTS);
+		return -EINVAL;
+	}
+	if (util_opt_unsigned(TIO_PROG, "--plot-threads", tok, 1, TIO_MAX_THREADS,
+			      &o->plot_threads[o->nplot_threads]) != 0)
+		return -EINVAL;
+	o->nplot_threads++;
+	return 0;
 }
 
 enum {
@@ -146,7 +144,6 @@ enum {
 /* The options that take a number: 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct tio_options *o)
 {
-	uint64_t v = 0;
 	unsigned u = 0;
 	int rc;
 
@@ -154,47 +151,33 @@ static int parse_number(int c, const char *arg, struct tio_options *o)
 	case 't':
 		return util_opt_unsigned(TIO_PROG, "--threads", arg, 1, TIO_MAX_THREADS, &o->threads);
 	case OPT_MB:
-		/* (0, 1e6]: util_opt_double takes the closed interval */
-		rc = util_opt_double(TIO_PROG, "--mb", arg, 0, 1e6, &o->mb_per_thread);
-		if (rc == 0 && o->mb_per_thread == 0) {
-			fprintf(stderr, TIO_PROG ": --mb wants a number in (0, 1e6], not '%s'\n", arg);
-			rc = -EINVAL;
-		}
-		return rc;
+		return bench_opt_double_above(TIO_PROG, "--mb", arg, 0, 1e6, true,
+					      &o->mb_per_thread);
 	case OPT_RANDOM_OPS:
 		return util_opt_u64(TIO_PROG, "--random-ops", arg, 1, UINT64_C(1) << 40,
 				    &o->random_ops);
 	case OPT_PAGE_SIZE:
-		rc = util_opt_u64(TIO_PROG, "--page-size", arg, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX, &v);
-		if (rc == 0 && (v & (v - 1)) != 0) {
-			fprintf(stderr, TIO_PROG ": --page-size must be a power of two\n");
-			rc = -EINVAL;
-		}
-		o->page_size = (uint32_t)v;
-		return rc;
+		return bench_opt_page_size(TIO_PROG, arg, &o->page_size);
 	case OPT_FRAMES:
-		rc = util_opt_u64(TIO_PROG, "--frames", arg, 2, UINT32_MAX, &v);
-		o->frames = (uint32_t)v;
-		return rc;
+		return bench_opt_u32(TIO_PROG, "--frames", arg, 2, UINT32_MAX, &o->frames);
 	case OPT_BUCKETS:
 		return util_opt_unsigned(TIO_PROG, "--buckets", arg, 1, 1u << 24, &o->buckets);
 	case OPT_LATENCY:
-		rc = util_opt_u64(TIO_PROG, "--latency-us", arg, 0, 10 * 1000 * 1000, &v);
-		o->latency_us = (uint32_t)v;
-		return rc;
+		return bench_opt_u32(TIO_PROG, "--latency-us", arg, 0, 10 * 1000 * 1000,
+				     &o->latency_us);
 	case OPT_IO_THREADS:
 		return util_opt_unsigned(TIO_PROG, "--io-threads", arg, 1, 64, &o->io_threads);
 	case OPT_READAHEAD:
 		rc = util_opt_unsigned(TIO_PROG, "--readahead", arg, 0, 1u << 16, &u);
-		o->readahead = (int)u;
+		if (rc == 0)
+			o->readahead = (int)u;
 		return rc;
 	case OPT_SEED:
 		return util_opt_u64(TIO_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
 	case OPT_FAULT_READ:
 	default:
-		rc = util_opt_u64(TIO_PROG, "--fault-read-ppm", arg, 0, 1000000, &v);
-		o->fault_read_ppm = (uint32_t)v;
-		return rc;
+		return bench_opt_u32(TIO_PROG, "--fault-read-ppm", arg, 0, 1000000,
+				     &o->fault_read_ppm);
 	}
 }
 
@@ -263,7 +246,8 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 			rc = parse_number(c, optarg, o);
 			break;
 		case OPT_POLICIES:
-			rc = parse_policies(optarg, o);
+			o->npolicies = 0;
+			rc = parse_list("--policies", optarg, o, policy_item);
 			break;
 		case OPT_FILE:
 			o->file = optarg;
@@ -278,7 +262,8 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 			o->plot_out = optarg;
 			break;
 		case OPT_PLOT_THREADS:
-			rc = parse_thread_list(optarg, o);
+			o->nplot_threads = 0;
+			rc = parse_list("--plot-threads", optarg, o, thread_count_item);
 			break;
 		case OPT_PLOT_SCRIPT:
 			o->plot_script = optarg;

@@ -157,76 +157,75 @@ static void run_error(struct tio_run *run, bool verify, const char *fmt, ...)
 	pthread_mutex_unlock(&run->msg_lock);
 }
 
-/* bp_get, and if every frame is pinned, wait (bounded) for an unpin. */
-static int get_page(struct tio_run *run, uint64_t pageno, unsigned flags,
-		    struct bp_frame **f)
+/* Pin pageno (BP_GET_CREATE for a write; if every frame is pinned, wait,
+ * bounded, for an unpin) and latch it, exclusive for a write, shared for a
+ * read.  NULL after counting and recording the error. */
+static struct bp_frame *pin_latch(struct tio_run *run, uint64_t pageno, bool write)
 {
-	int rc = bp_get(run->pool, pageno, flags, f);
+	unsigned flags = write ? BP_GET_CREATE : 0;
+	struct bp_frame *f;
+	int rc = bp_get(run->pool, pageno, flags, &f);
 	if (rc == -EBUSY) {
 		struct timespec dl = fwait_deadline_after_ns(TIO_FRAME_WAIT_NS);
-		rc = bp_get_timed(run->pool, pageno, flags, &dl, f);
+		rc = bp_get_timed(run->pool, pageno, flags, &dl, &f);
 	}
-	return rc;
+	if (rc != 0) {
+		run_error(run, false, "bp_get(page %" PRIu64 "%s): %s", pageno,
+			  write ? ", CREATE" : "", strerror(-rc));
+		return NULL;
+	}
+	rc = bp_latch(run->pool, f, write ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED);
+	if (rc != 0) {
+		run_error(run, false, "bp_latch(page %" PRIu64 ", %s): %s", pageno,
+			  write ? "EXCLUSIVE" : "SHARED", strerror(-rc));
+		bp_release(run->pool, f);
+		return NULL;
+	}
+	return f;
+}
+
+/* The other half: mark a written page dirty, unlatch, release; each error
+ * counted and recorded. */
+static void unlatch_release(struct tio_run *run, struct bp_frame *f, uint64_t pageno, bool write)
+{
+	int rc = write ? bp_mark_dirty(run->pool, f) : 0;
+	if (rc != 0)
+		run_error(run, false, "bp_mark_dirty(page %" PRIu64 "): %s", pageno, strerror(-rc));
+	rc = bp_unlatch(run->pool, f, write ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED);
+	if (rc != 0)
+		run_error(run, false, "bp_unlatch(page %" PRIu64 "): %s", pageno, strerror(-rc));
+	rc = bp_release(run->pool, f);
+	if (rc != 0)
+		run_error(run, false, "bp_release(page %" PRIu64 "): %s", pageno, strerror(-rc));
 }
 
 static void write_page(struct tio_worker *w, uint64_t idx)
 {
 	struct tio_run *run = w->run;
 	uint64_t pageno = w->first_page + idx;
-	struct bp_frame *f;
-	int rc = get_page(run, pageno, BP_GET_CREATE, &f);
-	if (rc != 0) {
-		run_error(run, false, "bp_get(page %" PRIu64 ", CREATE): %s", pageno, strerror(-rc));
+	struct bp_frame *f = pin_latch(run, pageno, true);
+	if (f == NULL)
 		return;
-	}
-	rc = bp_latch(run->pool, f, BP_LATCH_EXCLUSIVE);
-	if (rc != 0) {
-		run_error(run, false, "bp_latch(page %" PRIu64 ", EXCLUSIVE): %s", pageno, strerror(-rc));
-		bp_release(run->pool, f);
-		return;
-	}
 	uint64_t *data = bp_data(f);
 	if (!page_check(data, run->page_words, pageno, w->gen[idx]))
 		run_error(run, true, "page %" PRIu64 ": old contents are not generation %" PRIu32
 			  " before a write", pageno, w->gen[idx]);
 	w->gen[idx]++;
 	page_fill(data, run->page_words, pageno, w->gen[idx]);
-	rc = bp_mark_dirty(run->pool, f);
-	if (rc != 0)
-		run_error(run, false, "bp_mark_dirty(page %" PRIu64 "): %s", pageno, strerror(-rc));
-	rc = bp_unlatch(run->pool, f, BP_LATCH_EXCLUSIVE);
-	if (rc != 0)
-		run_error(run, false, "bp_unlatch(page %" PRIu64 "): %s", pageno, strerror(-rc));
-	rc = bp_release(run->pool, f);
-	if (rc != 0)
-		run_error(run, false, "bp_release(page %" PRIu64 "): %s", pageno, strerror(-rc));
+	unlatch_release(run, f, pageno, true);
 }
 
 static void read_page(struct tio_worker *w, uint64_t idx)
 {
 	struct tio_run *run = w->run;
 	uint64_t pageno = w->first_page + idx;
-	struct bp_frame *f;
-	int rc = get_page(run, pageno, 0, &f);
-	if (rc != 0) {
-		run_error(run, false, "bp_get(page %" PRIu64 "): %s", pageno, strerror(-rc));
+	struct bp_frame *f = pin_latch(run, pageno, false);
+	if (f == NULL)
 		return;
-	}
-	rc = bp_latch(run->pool, f, BP_LATCH_SHARED);
-	if (rc != 0) {
-		run_error(run, false, "bp_latch(page %" PRIu64 ", SHARED): %s", pageno, strerror(-rc));
-		bp_release(run->pool, f);
-		return;
-	}
 	if (!page_check(bp_data(f), run->page_words, pageno, w->gen[idx]))
 		run_error(run, true, "page %" PRIu64 ": read contents are not generation %" PRIu32,
 			  pageno, w->gen[idx]);
-	rc = bp_unlatch(run->pool, f, BP_LATCH_SHARED);
-	if (rc != 0)
-		run_error(run, false, "bp_unlatch(page %" PRIu64 "): %s", pageno, strerror(-rc));
-	rc = bp_release(run->pool, f);
-	if (rc != 0)
-		run_error(run, false, "bp_release(page %" PRIu64 "): %s", pageno, strerror(-rc));
+	unlatch_release(run, f, pageno, false);
 }
 
 static void worker_phase(struct tio_worker *w, enum tio_item it)

@@ -4,10 +4,10 @@
  * Design note
  * -----------
  * Layer: bpbench (see ycsb_int.h).  Numbers are parsed by util/opt.h, the
- * one strict parser of the tools, which prints its own message on a
- * refusal; the checks it cannot express (a power of two, an open interval,
- * a name) print "bpbench ycsb: <why> (got '<value>')".  Either way the
- * result is -EINVAL and bpbench ycsb exits 2.
+ * one strict parser of the tools (through bench_opt.h for a page size, a
+ * 32-bit count or an open interval), which prints its own message on a
+ * refusal; a bad name prints "bpbench ycsb: <why> (got '<value>')".
+ * Either way the result is -EINVAL and bpbench ycsb exits 2.
  */
 #include "ycsb_int.h"
 
@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_opt.h"
 #include "util/opt.h"
 
 const char *const ycsb_op_names[OP_COUNT] = {"read", "update", "insert", "scan", "rmw"};
@@ -59,23 +60,6 @@ static void ycsb_usage(FILE *f)
 	      "      --seed N           random seed (default 1)\n", f);
 }
 
-/* A number in the open interval (lo, hi): util_opt_double takes the closed
- * one, the ends are refused here with `why`. */
-static int opt_open_interval(const char *opt, const char *s, double lo, double hi,
-			     const char *why, double *out)
-{
-	double v;
-
-	if (util_opt_double(YCSB_PROG, opt, s, lo, hi, &v) != 0)
-		return -EINVAL;
-	if (v == lo || v == hi) {
-		fprintf(stderr, YCSB_PROG ": %s (got '%s')\n", why, s);
-		return -EINVAL;
-	}
-	*out = v;
-	return 0;
-}
-
 /* The long options without a short form. */
 enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
        O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON };
@@ -83,9 +67,6 @@ enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct ycsb_opts *o)
 {
-	uint64_t v = 0;
-	int rc;
-
 	switch (c) {
 	case 't':
 		return util_opt_unsigned(YCSB_PROG, "--threads", arg, 1, 4096, &o->threads);
@@ -94,36 +75,21 @@ static int parse_number(int c, const char *arg, struct ycsb_opts *o)
 	case 'o':
 		return util_opt_u64(YCSB_PROG, "--ops", arg, 1, UINT64_C(1) << 40, &o->ops);
 	case 'd':
-		return opt_open_interval("--duration", arg, 0, 1e6,
-					 "--duration must be a positive number of seconds",
-					 &o->duration_s);
+		return bench_opt_double_above(YCSB_PROG, "--duration", arg, 0, 1e6, false,
+					      &o->duration_s);
 	case O_THETA:
-		return opt_open_interval("--theta", arg, 0, 1, "--theta must be in (0, 1)",
-					 &o->theta);
+		return bench_opt_double_above(YCSB_PROG, "--theta", arg, 0, 1, false, &o->theta);
 	case O_SCAN:
 		return util_opt_unsigned(YCSB_PROG, "--scan-max", arg, 1, 100000, &o->scan_max);
 	case O_FRAMES:
-		rc = util_opt_u64(YCSB_PROG, "--frames", arg, 2, UINT32_MAX, &v);
-		o->frames = (uint32_t)v;
-		return rc;
+		return bench_opt_u32(YCSB_PROG, "--frames", arg, 2, UINT32_MAX, &o->frames);
 	case O_PAGE:
-		rc = util_opt_u64(YCSB_PROG, "--page-size", arg, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX,
-				  &v);
-		if (rc == 0 && (v & (v - 1))) {
-			fprintf(stderr, YCSB_PROG ": --page-size must be a power of two in "
-				"512..65536 (got '%s')\n", arg);
-			rc = -EINVAL;
-		}
-		o->page_size = (uint32_t)v;
-		return rc;
+		return bench_opt_page_size(YCSB_PROG, arg, &o->page_size);
 	case O_VALUE:
-		rc = util_opt_u64(YCSB_PROG, "--value-size", arg, 16, KV_VALUE_SIZE_MAX, &v);
-		o->value_size = (uint32_t)v;
-		return rc;
+		return bench_opt_u32(YCSB_PROG, "--value-size", arg, 16, KV_VALUE_SIZE_MAX,
+				     &o->value_size);
 	case O_LAT:
-		rc = util_opt_u64(YCSB_PROG, "--latency-us", arg, 0, 10000000, &v);
-		o->latency_us = (uint32_t)v;
-		return rc;
+		return bench_opt_u32(YCSB_PROG, "--latency-us", arg, 0, 10000000, &o->latency_us);
 	case O_SEED:
 	default:
 		return util_opt_u64(YCSB_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
