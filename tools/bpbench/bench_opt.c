@@ -1,6 +1,9 @@
 /*
  * bench_opt.c - bpbench's option values on top of util/opt.h (see
  * bench_opt.h).
+ *
+ * Design note: layer: bpbench, on util (layer 0) and bufpool.h's limits;
+ * each function is one util_opt_* call plus the check it cannot express.
  */
 #include "bench_opt.h"
 

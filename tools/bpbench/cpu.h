@@ -2,7 +2,7 @@
  * cpu.h - the process's CPU time and context switches, for per-operation
  * and per-MB costs (bpbench ycsb and tiotest).
  *
- * Design note: bpbench's, on libc only.  getrusage(RUSAGE_SELF) counts
+ * Design note: layer: bpbench, on libc only (no project code).  getrusage(RUSAGE_SELF) counts
  * every thread of the process, the pool's I/O and writer threads too, as
  * the kernel's work counted in tiotest's Sys CPU; a measurement is the
  * difference of two readings around the measured interval.  Wall time is

@@ -1,6 +1,8 @@
 /*
- * gen.c - YCSB key generators (see gen.h).  Pure functions of their
- * arguments and per-thread state; nothing shared.
+ * gen.c - YCSB key generators (see gen.h).
+ *
+ * Design note: layer: bpbench, on util (the PRNG) only.  Pure functions of
+ * their arguments and per-thread state; nothing shared.
  */
 #include "gen.h"
 

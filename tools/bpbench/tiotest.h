@@ -3,7 +3,7 @@
  *
  * Design note
  * -----------
- * The driver's main (bpbench.c) dispatches the "tiotest" subcommand here;
+ * Layer: bpbench, on bufpool.  The driver's main (bpbench.c) dispatches the "tiotest" subcommand here;
  * argv[0] is "tiotest".  Everything else about the run lives in tiotest*.c
  * behind tiotest_int.h.
  */

@@ -3,7 +3,8 @@
  *
  * Design note
  * -----------
- * bpbench.c dispatches subcommands; argv[0] is the subcommand's name.
+ * Layer: bpbench, on the kv store (tools/kv) and bufpool.  bpbench.c
+ * dispatches subcommands; argv[0] is the subcommand's name.
  * Returns a process exit status: 0 success, 1 a failed run, 2 bad usage.
  * The store's check (bpbench check) lives beside the store, in
  * tools/kv/kv_check_cmd.c.
