@@ -1,8 +1,11 @@
 /*
  * test_kv.c - unit tests of the B+-tree store (tools/kv/kv.c).
  *
- * Small pages (512 B) and a small pool make a deep tree with many splits
- * and force pages out to the file, so close/reopen really reads them back.
+ * Design note: through kv.h only, the store's public (kv_) API, as an
+ * embedding program uses it; that nothing else of libkv is global, and
+ * that all of it is kv_-prefixed, is kv_symbols.sh's check.  Small pages
+ * (512 B) and a small pool make a deep tree with many splits and force
+ * pages out to the file, so close/reopen really reads them back.
  */
 #include <check.h>
 #include <errno.h>

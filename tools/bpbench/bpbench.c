@@ -3,13 +3,16 @@
  *
  * Design note
  * -----------
- * `bpbench SUBCOMMAND [options]`: each subcommand lives in its own file and
- * gets argv starting at its own name (ycsb.c: ycsb and check; tiotest.c:
- * tiotest).  No state here.
+ * Layer: bpbench sits on the store (tools/kv) and bufpool.
+ * `bpbench SUBCOMMAND [options]`: each subcommand lives in its own files
+ * and gets argv starting at its own name (ycsb*.c: ycsb; tiotest*.c:
+ * tiotest; tools/kv/kv_check_cmd.c, beside the store: check).  No state
+ * here.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "kv_check_cmd.h"
 #include "tiotest.h"
 #include "ycsb.h"
 
@@ -33,7 +36,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "tiotest") == 0)
 		return bpbench_tiotest_main(argc - 1, argv + 1);
 	if (strcmp(cmd, "check") == 0)
-		return bpbench_check_main(argc - 1, argv + 1);
+		return kv_check_cmd(argc - 1, argv + 1);
 	if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0) {
 		usage(stdout);
 		return 0;

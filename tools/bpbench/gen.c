@@ -1,27 +1,28 @@
 /*
- * gen.c - YCSB key generators (see gen.h).  Pure functions of their
- * arguments and per-thread state; nothing shared.
+ * gen.c - YCSB key generators (see gen.h).
+ *
+ * Design note: layer: bpbench, on util (the PRNG) only.  Pure functions of
+ * their arguments and per-thread state; nothing shared.
  */
 #include "gen.h"
 
 #include <math.h>
 
-uint64_t rng_next(struct rng *r)
+#include "util/prng.h"
+
+struct rng rng_seeded(uint64_t seed, uint64_t thread)
 {
-	uint64_t z = (r->s += UINT64_C(0x9e3779b97f4a7c15));
-	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-	return z ^ (z >> 31);
+	return (struct rng){util_rand_seed(seed, thread)};
 }
 
 uint64_t rng_below(struct rng *r, uint64_t n)
 {
-	return rng_next(r) % n; /* bias < n / 2^64: negligible */
+	return util_rand_next(&r->s) % n; /* bias < n / 2^64: negligible */
 }
 
 double rng_double(struct rng *r)
 {
-	return (double)(rng_next(r) >> 11) * 0x1.0p-53;
+	return (double)(util_rand_next(&r->s) >> 11) * 0x1.0p-53;
 }
 
 static double zeta_add(uint64_t from, uint64_t to, double theta, double sum)
@@ -88,13 +89,17 @@ uint64_t key_choose(enum key_dist d, struct zipf *z, struct rng *r, uint64_t n)
 	}
 }
 
-uint64_t key_of(uint64_t recno)
+uint64_t mix64(uint64_t z)
 {
-	/* splitmix64's finaliser: xor-shifts and odd multipliers, invertible */
-	uint64_t z = recno + UINT64_C(0x9e3779b97f4a7c15);
+	/* xor-shifts and odd multipliers: invertible (see recno_of) */
 	z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
 	z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
 	return z ^ (z >> 31);
+}
+
+uint64_t key_of(uint64_t recno)
+{
+	return mix64(recno + UINT64_C(0x9e3779b97f4a7c15));
 }
 
 static uint64_t unxorshift(uint64_t y, unsigned s)

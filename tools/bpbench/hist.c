@@ -1,13 +1,20 @@
 /*
  * hist.c - log-linear latency histogram (see hist.h).
+ *
+ * Design note: bpbench's, but it needs only util (layer 0): a value's
+ * exponent comes from util/log2.h, the one integer log2 of the project
+ * (fwait's and bufpool's wait histograms use it too); its linear
+ * sub-bucket is the HIST_SUB_BITS bits below its top bit.
  */
 #include "hist.h"
+
+#include "util/log2.h"
 
 static unsigned bucket_of(uint64_t v)
 {
 	if (v < (UINT64_C(1) << HIST_SUB_BITS))
 		return (unsigned)v;
-	unsigned e = 63u - (unsigned)__builtin_clzll(v); /* floor(log2 v) >= SUB_BITS */
+	unsigned e = util_log2_floor(v); /* >= HIST_SUB_BITS */
 	if (e > HIST_MAX_LOG2)
 		return HIST_BUCKETS - 1;
 	unsigned sub = (unsigned)(v >> (e - HIST_SUB_BITS)) & ((1u << HIST_SUB_BITS) - 1);

@@ -3,14 +3,15 @@
  *
  * Design note
  * -----------
+ * Layer: bpbench, on util (log2) only; used by bpbench ycsb.
  * Values (nanoseconds) below 2^HIST_SUB_BITS are counted exactly; above,
  * each power of two is split into 2^HIST_SUB_BITS linear sub-buckets, so a
  * bucket's width is at most 1/16 (6 %) of its value.  A worker owns its
  * histograms; they are merged after the workers are joined.  Not
  * thread-safe by design.
  */
-#ifndef TOOLS_ENGINE_HIST_H
-#define TOOLS_ENGINE_HIST_H
+#ifndef TOOLS_BPBENCH_HIST_H
+#define TOOLS_BPBENCH_HIST_H
 
 #include <stdint.h>
 

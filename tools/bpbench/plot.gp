@@ -1,4 +1,4 @@
-# plot.gp - draws `bpbench tiotest --plot OUT.png` (tools/engine/tiotest.c).
+# plot.gp - draws `bpbench tiotest --plot OUT.png` (tools/bpbench/tiotest_plot.c).
 #
 # bpbench runs:  gnuplot -e "datafile='OUT.png.dat'; outfile='OUT.png';
 #                policies='broadcast wake-all wake-one futex'; subtitle='...'" plot.gp

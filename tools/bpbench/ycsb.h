@@ -1,17 +1,17 @@
 /*
- * ycsb.h - the YCSB core workloads A-F on the kv store (bpbench ycsb) and
- * the store check (bpbench check).
+ * ycsb.h - the YCSB core workloads A-F on the kv store (bpbench ycsb).
  *
  * Design note
  * -----------
- * bpbench.c dispatches subcommands; argv[0] is the subcommand's name.  Both
- * return a process exit status: 0 success, 1 a failed run or check, 2 bad
- * usage.
+ * Layer: bpbench, on the kv store (tools/kv) and bufpool.  bpbench.c
+ * dispatches subcommands; argv[0] is the subcommand's name.
+ * Returns a process exit status: 0 success, 1 a failed run, 2 bad usage.
+ * The store's check (bpbench check) lives beside the store, in
+ * tools/kv/kv_check_cmd.c.
  */
-#ifndef TOOLS_ENGINE_YCSB_H
-#define TOOLS_ENGINE_YCSB_H
+#ifndef TOOLS_BPBENCH_YCSB_H
+#define TOOLS_BPBENCH_YCSB_H
 
 int bpbench_ycsb_main(int argc, char **argv);
-int bpbench_check_main(int argc, char **argv);
 
 #endif

@@ -5,6 +5,8 @@
  *
  * Design note
  * -----------
+ * Layer: the store, on bufpool (see kv.h).
+ *
  * Latches (every page's content is guarded by its pool content latch; the
  * meta page's latch guards root and height):
  *   - read a node under a shared latch, change it under an exclusive one,
@@ -33,8 +35,8 @@
 
 /* ---- Pinning and latching ------------------------------------------------- */
 
-int node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
-		   struct bp_frame **out)
+int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
+		      struct bp_frame **out)
 {
 	int rc = bp_get(kv->pool, pageno, 0, out);
 	if (rc == -EBUSY) { /* every frame pinned right now: wait a while */
@@ -44,7 +46,7 @@ int node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode
 	if (rc)
 		return rc;
 	rc = bp_latch(kv->pool, *out, mode);
-	if (rc == 0 && hdr_of(*out)->nkeys > node_cap(kv, *out))
+	if (rc == 0 && kv_hdr_of(*out)->nkeys > kv_node_cap(kv, *out))
 		rc = -EBADMSG; /* not a node of this store */
 	if (rc) {
 		if (rc == -EBADMSG)
@@ -54,7 +56,7 @@ int node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode
 	return rc;
 }
 
-void node_unlatch_unpin(struct kv_store *kv, struct bp_frame *f, enum bp_latch_mode mode)
+void kv_node_unlatch_unpin(struct kv_store *kv, struct bp_frame *f, enum bp_latch_mode mode)
 {
 	bp_unlatch(kv->pool, f, mode);
 	if (f != kv->meta)
@@ -69,14 +71,14 @@ static int new_node(struct kv_store *kv, unsigned level, uint64_t *pageno, struc
 		return rc;
 	bp_latch(kv->pool, *out, BP_LATCH_EXCLUSIVE);
 	memset(bp_data(*out), 0, bp_page_size(kv->pool));
-	hdr_of(*out)->level = (uint16_t)level;
+	kv_hdr_of(*out)->level = (uint16_t)level;
 	return 0;
 }
 
 static void dirty_unlatch_unpin(struct kv_store *kv, struct bp_frame *f)
 {
 	bp_mark_dirty(kv->pool, f);
-	node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
+	kv_node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
 }
 
 /* Crab down with shared latches to the leaf holding key; the leaf is
@@ -89,21 +91,21 @@ static int descend(struct kv_store *kv, uint64_t key, enum bp_latch_mode leaf_mo
 	const struct kv_meta *m = bp_data(kv->meta);
 	enum bp_latch_mode mode = m->height == 0 ? leaf_mode : BP_LATCH_SHARED;
 	unsigned level = m->height;
-	int rc = node_pin_latch(kv, m->root, mode, &cur);
+	int rc = kv_node_pin_latch(kv, m->root, mode, &cur);
 	bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
 	/* every step goes one level down, so a damaged file cannot loop us */
-	if (rc == 0 && hdr_of(cur)->level != level) {
-		node_unlatch_unpin(kv, cur, mode);
+	if (rc == 0 && kv_hdr_of(cur)->level != level) {
+		kv_node_unlatch_unpin(kv, cur, mode);
 		rc = -EBADMSG;
 	}
 	while (rc == 0 && level > 0) {
-		const struct node_hdr *h = hdr_of(cur);
-		uint64_t next = children_of(kv, cur)[upper_bound(keys_of(cur), h->nkeys, key)];
+		const struct kv_node_hdr *h = kv_hdr_of(cur);
+		uint64_t next = kv_children_of(kv, cur)[kv_upper_bound(kv_keys_of(cur), h->nkeys, key)];
 		mode = --level == 0 ? leaf_mode : BP_LATCH_SHARED;
-		rc = node_pin_latch(kv, next, mode, &child);
-		node_unlatch_unpin(kv, cur, BP_LATCH_SHARED);
-		if (rc == 0 && hdr_of(child)->level != level) {
-			node_unlatch_unpin(kv, child, mode);
+		rc = kv_node_pin_latch(kv, next, mode, &child);
+		kv_node_unlatch_unpin(kv, cur, BP_LATCH_SHARED);
+		if (rc == 0 && kv_hdr_of(child)->level != level) {
+			kv_node_unlatch_unpin(kv, child, mode);
 			rc = -EBADMSG;
 		}
 		cur = child;
@@ -123,12 +125,12 @@ int kv_get(struct kv_store *kv, uint64_t key, void *value)
 	int rc = descend(kv, key, BP_LATCH_SHARED, &leaf);
 	if (rc)
 		return rc;
-	unsigned n = hdr_of(leaf)->nkeys, i = lower_bound(keys_of(leaf), n, key);
-	if (i < n && keys_of(leaf)[i] == key)
-		memcpy(value, value_at(kv, leaf, i), kv->value_size);
+	unsigned n = kv_hdr_of(leaf)->nkeys, i = kv_lower_bound(kv_keys_of(leaf), n, key);
+	if (i < n && kv_keys_of(leaf)[i] == key)
+		memcpy(value, kv_value_at(kv, leaf, i), kv->value_size);
 	else
 		rc = -ENOENT;
-	node_unlatch_unpin(kv, leaf, BP_LATCH_SHARED);
+	kv_node_unlatch_unpin(kv, leaf, BP_LATCH_SHARED);
 	return rc;
 }
 
@@ -143,20 +145,20 @@ int kv_scan(struct kv_store *kv, uint64_t start, size_t max, kv_scan_fn fn, void
 		return 0;
 	int rc = descend(kv, start, BP_LATCH_SHARED, &leaf);
 	for (bool first = true; rc == 0; first = false) {
-		const uint64_t *k = keys_of(leaf);
-		unsigned n = hdr_of(leaf)->nkeys, from = lower_bound(k, n, start), i;
+		const uint64_t *k = kv_keys_of(leaf);
+		unsigned n = kv_hdr_of(leaf)->nkeys, from = kv_lower_bound(k, n, start), i;
 		for (i = from; i < n && !stop && seen < max; i++, seen++)
-			stop = fn(k[i], value_at(kv, leaf, i), arg) != 0;
+			stop = fn(k[i], kv_value_at(kv, leaf, i), arg) != 0;
 		bool done = stop || seen >= max || (i > from && k[i - 1] == UINT64_MAX);
 		if (i > from)
 			start = k[i - 1] + 1; /* resume after the last key visited */
 		else if (!first)
 			rc = -EBADMSG; /* a right sibling always holds keys >= start */
-		uint64_t next = hdr_of(leaf)->next;
-		node_unlatch_unpin(kv, leaf, BP_LATCH_SHARED);
+		uint64_t next = kv_hdr_of(leaf)->next;
+		kv_node_unlatch_unpin(kv, leaf, BP_LATCH_SHARED);
 		if (done || rc || next == KV_NO_PAGE)
 			break;
-		rc = node_pin_latch(kv, next, BP_LATCH_SHARED, &leaf);
+		rc = kv_node_pin_latch(kv, next, BP_LATCH_SHARED, &leaf);
 	}
 	return rc ? rc : (int)(seen > INT32_MAX ? INT32_MAX : seen);
 }
@@ -166,25 +168,25 @@ int kv_scan(struct kv_store *kv, uint64_t start, size_t max, kv_scan_fn fn, void
 /* Make room at slot pos of a leaf that is not full, return the slot's value. */
 static uint8_t *leaf_open_slot(struct kv_store *kv, struct bp_frame *f, unsigned pos, uint64_t key)
 {
-	unsigned n = hdr_of(f)->nkeys;
-	uint64_t *k = keys_of(f);
+	unsigned n = kv_hdr_of(f)->nkeys;
+	uint64_t *k = kv_keys_of(f);
 	memmove(k + pos + 1, k + pos, (n - pos) * sizeof(*k));
-	memmove(value_at(kv, f, pos + 1), value_at(kv, f, pos), (size_t)(n - pos) * kv->value_size);
+	memmove(kv_value_at(kv, f, pos + 1), kv_value_at(kv, f, pos), (size_t)(n - pos) * kv->value_size);
 	k[pos] = key;
-	hdr_of(f)->nkeys = (uint16_t)(n + 1);
-	memset(value_at(kv, f, pos), 0, kv->value_size);
-	return value_at(kv, f, pos);
+	kv_hdr_of(f)->nkeys = (uint16_t)(n + 1);
+	memset(kv_value_at(kv, f, pos), 0, kv->value_size);
+	return kv_value_at(kv, f, pos);
 }
 
 static void inner_insert(struct kv_store *kv, struct bp_frame *f, uint64_t sep, uint64_t child)
 {
-	unsigned n = hdr_of(f)->nkeys, pos = upper_bound(keys_of(f), n, sep);
-	uint64_t *k = keys_of(f), *c = children_of(kv, f);
+	unsigned n = kv_hdr_of(f)->nkeys, pos = kv_upper_bound(kv_keys_of(f), n, sep);
+	uint64_t *k = kv_keys_of(f), *c = kv_children_of(kv, f);
 	memmove(k + pos + 1, k + pos, (n - pos) * sizeof(*k));
 	memmove(c + pos + 2, c + pos + 1, (n - pos) * sizeof(*c));
 	k[pos] = sep;
 	c[pos + 1] = child;
-	hdr_of(f)->nkeys = (uint16_t)(n + 1);
+	kv_hdr_of(f)->nkeys = (uint16_t)(n + 1);
 }
 
 
@@ -198,20 +200,20 @@ static int split_leaf(struct kv_store *kv, struct bp_frame *f, unsigned pos, uin
 	int rc = new_node(kv, 0, right, &nf);
 	if (rc)
 		return rc;
-	unsigned n = hdr_of(f)->nkeys, half = (n + 1) / 2;
+	unsigned n = kv_hdr_of(f)->nkeys, half = (n + 1) / 2;
 	bool goes_left = pos < half;
 	unsigned cut = goes_left ? half - 1 : half; /* entries [cut, n) move right */
-	memcpy(keys_of(nf), keys_of(f) + cut, (n - cut) * sizeof(uint64_t));
-	memcpy(value_at(kv, nf, 0), value_at(kv, f, cut), (size_t)(n - cut) * kv->value_size);
-	hdr_of(nf)->nkeys = (uint16_t)(n - cut);
-	hdr_of(f)->nkeys = (uint16_t)cut;
+	memcpy(kv_keys_of(nf), kv_keys_of(f) + cut, (n - cut) * sizeof(uint64_t));
+	memcpy(kv_value_at(kv, nf, 0), kv_value_at(kv, f, cut), (size_t)(n - cut) * kv->value_size);
+	kv_hdr_of(nf)->nkeys = (uint16_t)(n - cut);
+	kv_hdr_of(f)->nkeys = (uint16_t)cut;
 	if (goes_left)
 		fill(leaf_open_slot(kv, f, pos, key), false, arg);
 	else
 		fill(leaf_open_slot(kv, nf, pos - cut, key), false, arg);
-	hdr_of(nf)->next = hdr_of(f)->next;
-	hdr_of(f)->next = *right;
-	*sep = keys_of(nf)[0];
+	kv_hdr_of(nf)->next = kv_hdr_of(f)->next;
+	kv_hdr_of(f)->next = *right;
+	*sep = kv_keys_of(nf)[0];
 	dirty_unlatch_unpin(kv, nf);
 	return 0;
 }
@@ -221,11 +223,11 @@ static int split_leaf(struct kv_store *kv, struct bp_frame *f, unsigned pos, uin
  * (*sep, *right) is the pair for the parent. */
 static int split_inner(struct kv_store *kv, struct bp_frame *f, uint64_t *sep, uint64_t *right)
 {
-	unsigned n = hdr_of(f)->nkeys, pos = upper_bound(keys_of(f), n, *sep);
+	unsigned n = kv_hdr_of(f)->nkeys, pos = kv_upper_bound(kv_keys_of(f), n, *sep);
 	uint64_t *k = malloc((n + 1) * sizeof(*k)), *c = malloc((n + 2) * sizeof(*c));
-	uint64_t *fk = keys_of(f), *fc = children_of(kv, f), rpage;
+	uint64_t *fk = kv_keys_of(f), *fc = kv_children_of(kv, f), rpage;
 	struct bp_frame *nf;
-	int rc = k && c ? new_node(kv, hdr_of(f)->level, &rpage, &nf) : -ENOMEM;
+	int rc = k && c ? new_node(kv, kv_hdr_of(f)->level, &rpage, &nf) : -ENOMEM;
 	if (rc == 0) {
 		/* k, c: the node's keys and children with the pair inserted */
 		memcpy(k, fk, pos * sizeof(*k));
@@ -237,10 +239,10 @@ static int split_inner(struct kv_store *kv, struct bp_frame *f, uint64_t *sep, u
 		unsigned mid = (n + 1) / 2; /* k[mid] goes up */
 		memcpy(fk, k, mid * sizeof(*k));
 		memcpy(fc, c, (mid + 1) * sizeof(*c));
-		hdr_of(f)->nkeys = (uint16_t)mid;
-		memcpy(keys_of(nf), k + mid + 1, (n - mid) * sizeof(*k));
-		memcpy(children_of(kv, nf), c + mid + 1, (n - mid + 1) * sizeof(*c));
-		hdr_of(nf)->nkeys = (uint16_t)(n - mid);
+		kv_hdr_of(f)->nkeys = (uint16_t)mid;
+		memcpy(kv_keys_of(nf), k + mid + 1, (n - mid) * sizeof(*k));
+		memcpy(kv_children_of(kv, nf), c + mid + 1, (n - mid + 1) * sizeof(*c));
+		kv_hdr_of(nf)->nkeys = (uint16_t)(n - mid);
 		*sep = k[mid];
 		*right = rpage;
 		dirty_unlatch_unpin(kv, nf);
@@ -266,30 +268,30 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 	uint64_t pageno = ((const struct kv_meta *)bp_data(kv->meta))->root;
 	for (;;) {
 		struct bp_frame *f;
-		rc = node_pin_latch(kv, pageno, BP_LATCH_EXCLUSIVE, &f);
+		rc = kv_node_pin_latch(kv, pageno, BP_LATCH_EXCLUSIVE, &f);
 		if (rc)
 			goto out;
 		path[depth++] = f;
-		if (hdr_of(f)->nkeys < node_cap(kv, f)) { /* safe: release ancestors */
+		if (kv_hdr_of(f)->nkeys < kv_node_cap(kv, f)) { /* safe: release ancestors */
 			for (; first < depth - 1; first++)
-				node_unlatch_unpin(kv, path[first], first ? BP_LATCH_EXCLUSIVE : meta_mode);
+				kv_node_unlatch_unpin(kv, path[first], first ? BP_LATCH_EXCLUSIVE : meta_mode);
 		} else if (depth == 2 && meta_mode == BP_LATCH_SHARED) { /* full root */
-			node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
+			kv_node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
 			bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
 			return upsert_pessimistic(kv, key, fill, arg, BP_LATCH_EXCLUSIVE);
 		}
-		if (hdr_of(f)->level == 0)
+		if (kv_hdr_of(f)->level == 0)
 			break;
 		if (depth == KV_MAX_HEIGHT + 2) {
 			rc = -EBADMSG;
 			goto out;
 		}
-		pageno = children_of(kv, f)[upper_bound(keys_of(f), hdr_of(f)->nkeys, key)];
+		pageno = kv_children_of(kv, f)[kv_upper_bound(kv_keys_of(f), kv_hdr_of(f)->nkeys, key)];
 	}
 	struct bp_frame *leaf = path[depth - 1];
-	unsigned n = hdr_of(leaf)->nkeys, pos = lower_bound(keys_of(leaf), n, key);
-	if (pos < n && keys_of(leaf)[pos] == key) { /* someone inserted it meanwhile */
-		fill(value_at(kv, leaf, pos), true, arg);
+	unsigned n = kv_hdr_of(leaf)->nkeys, pos = kv_lower_bound(kv_keys_of(leaf), n, key);
+	if (pos < n && kv_keys_of(leaf)[pos] == key) { /* someone inserted it meanwhile */
+		fill(kv_value_at(kv, leaf, pos), true, arg);
 		bp_mark_dirty(kv->pool, leaf);
 		goto out;
 	}
@@ -315,17 +317,17 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 			err = new_node(kv, m->height + 1, &rpage, &rf);
 			if (err)
 				break;
-			keys_of(rf)[0] = sep;
-			children_of(kv, rf)[0] = m->root;
-			children_of(kv, rf)[1] = right;
-			hdr_of(rf)->nkeys = 1;
+			kv_keys_of(rf)[0] = sep;
+			kv_children_of(kv, rf)[0] = m->root;
+			kv_children_of(kv, rf)[1] = right;
+			kv_hdr_of(rf)->nkeys = 1;
 			dirty_unlatch_unpin(kv, rf);
 			m->root = rpage;
 			m->height++;
 			bp_mark_dirty(kv->pool, f);
 			break;
 		}
-		if (hdr_of(f)->nkeys < kv->inner_cap) {
+		if (kv_hdr_of(f)->nkeys < kv->inner_cap) {
 			inner_insert(kv, f, sep, right);
 			bp_mark_dirty(kv->pool, f);
 			break;
@@ -339,7 +341,7 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 		rc = err;
 out:
 	for (; first < depth; first++)
-		node_unlatch_unpin(kv, path[first], first ? BP_LATCH_EXCLUSIVE : meta_mode);
+		kv_node_unlatch_unpin(kv, path[first], first ? BP_LATCH_EXCLUSIVE : meta_mode);
 	return rc;
 }
 
@@ -352,9 +354,9 @@ int kv_upsert(struct kv_store *kv, uint64_t key, kv_fill_fn fill, void *arg)
 	int rc = descend(kv, key, BP_LATCH_EXCLUSIVE, &leaf);
 	if (rc)
 		return rc;
-	unsigned n = hdr_of(leaf)->nkeys, pos = lower_bound(keys_of(leaf), n, key);
-	if (pos < n && keys_of(leaf)[pos] == key) {
-		fill(value_at(kv, leaf, pos), true, arg);
+	unsigned n = kv_hdr_of(leaf)->nkeys, pos = kv_lower_bound(kv_keys_of(leaf), n, key);
+	if (pos < n && kv_keys_of(leaf)[pos] == key) {
+		fill(kv_value_at(kv, leaf, pos), true, arg);
 		dirty_unlatch_unpin(kv, leaf);
 		return 0;
 	}
@@ -363,17 +365,17 @@ int kv_upsert(struct kv_store *kv, uint64_t key, kv_fill_fn fill, void *arg)
 		dirty_unlatch_unpin(kv, leaf);
 		return 1;
 	}
-	node_unlatch_unpin(kv, leaf, BP_LATCH_EXCLUSIVE);
+	kv_node_unlatch_unpin(kv, leaf, BP_LATCH_EXCLUSIVE);
 	return upsert_pessimistic(kv, key, fill, arg, BP_LATCH_SHARED);
 }
 
-struct copy_arg {
+struct kv_copy_arg {
 	const void *src;
 	size_t len;
 };
 static void fill_copy(void *value, bool existed, void *arg)
 {
-	const struct copy_arg *a = arg;
+	const struct kv_copy_arg *a = arg;
 	memcpy(value, a->src, a->len);
 }
 
@@ -381,7 +383,7 @@ int kv_put(struct kv_store *kv, uint64_t key, const void *value)
 {
 	if (!kv || !value)
 		return -EINVAL;
-	struct copy_arg a = {value, kv->value_size};
+	struct kv_copy_arg a = {value, kv->value_size};
 	return kv_upsert(kv, key, fill_copy, &a);
 }
 
@@ -390,7 +392,7 @@ int kv_put(struct kv_store *kv, uint64_t key, const void *value)
 /* Node capacities for this page and value size; -EINVAL if too small. */
 static int set_geometry(struct kv_store *kv)
 {
-	uint32_t body = bp_page_size(kv->pool) - (uint32_t)sizeof(struct node_hdr);
+	uint32_t body = bp_page_size(kv->pool) - (uint32_t)sizeof(struct kv_node_hdr);
 	kv->leaf_cap = body / (uint32_t)(sizeof(uint64_t) + kv->value_size);
 	kv->inner_cap = (body - (uint32_t)sizeof(uint64_t)) / (2 * (uint32_t)sizeof(uint64_t));
 	return kv->leaf_cap < 4 || kv->inner_cap > UINT16_MAX ? -EINVAL : 0;

@@ -3,6 +3,11 @@
  *
  * Design note
  * -----------
+ * Layer: the store sits on bufpool (its public API, bufpool.h, and fwait's
+ * deadline helper, nothing else); tools/bpbench sits on the store.  Every
+ * name it exports, and every name of its internal header kv_node.h, starts
+ * with kv_ (KV_ for macros).
+ *
  * The example to copy when embedding the buffer pool.  Keys are uint64_t,
  * values have one fixed size chosen when the file is created.  Page 0 of the
  * file is the meta page (magic, geometry, root page number, tree height);
@@ -25,8 +30,8 @@
  * any number of threads at once; kv_close must not race with other calls.
  * Functions return 0 (or a count) or a negative errno.
  */
-#ifndef TOOLS_ENGINE_KV_H
-#define TOOLS_ENGINE_KV_H
+#ifndef TOOLS_KV_KV_H
+#define TOOLS_KV_KV_H
 
 #include <stdbool.h>
 #include <stddef.h>

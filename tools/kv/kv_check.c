@@ -3,6 +3,9 @@
  *
  * Design note
  * -----------
+ * Layer: the store, on bufpool (see kv.h); reads the tree through
+ * kv_node.h's helpers only.
+ *
  * A depth-first walk from the root: each node is read under a shared latch
  * and released before its children are visited (at most one page pinned at
  * a time besides the meta page), so it must run while no writer changes the
@@ -17,7 +20,7 @@
 #include "kv.h"
 #include "kv_node.h"
 
-struct check_ctx {
+struct kv_check_ctx {
 	struct kv_store *kv;
 	struct kv_check_info *info;
 	uint8_t *seen;          /* bitmap of pages reached */
@@ -28,41 +31,41 @@ struct check_ctx {
 	uint64_t last_key;
 };
 
-#define CHECK_FAIL(ctx, ...) \
+#define KV_CHECK_FAIL(ctx, ...) \
 	(snprintf((ctx)->info->error, sizeof((ctx)->info->error), __VA_ARGS__), -EBADMSG)
 
 /* Check the subtree at pageno: level, keys sorted and in [lo, hi). */
-static int check_node(struct check_ctx *ctx, uint64_t pageno, unsigned level,
+static int check_node(struct kv_check_ctx *ctx, uint64_t pageno, unsigned level,
 		      uint64_t lo, bool has_hi, uint64_t hi)
 {
 	struct kv_store *kv = ctx->kv;
 	struct bp_frame *f;
 	if (pageno == 0 || pageno >= ctx->npages)
-		return CHECK_FAIL(ctx, "page %llu out of range", (unsigned long long)pageno);
+		return KV_CHECK_FAIL(ctx, "page %llu out of range", (unsigned long long)pageno);
 	if (ctx->seen[pageno / 8] & (1u << (pageno % 8)))
-		return CHECK_FAIL(ctx, "page %llu reached twice", (unsigned long long)pageno);
+		return KV_CHECK_FAIL(ctx, "page %llu reached twice", (unsigned long long)pageno);
 	ctx->seen[pageno / 8] |= (uint8_t)(1u << (pageno % 8));
-	int rc = node_pin_latch(kv, pageno, BP_LATCH_SHARED, &f);
+	int rc = kv_node_pin_latch(kv, pageno, BP_LATCH_SHARED, &f);
 	if (rc)
-		return rc == -EBADMSG ? CHECK_FAIL(ctx, "page %llu: bad key count",
+		return rc == -EBADMSG ? KV_CHECK_FAIL(ctx, "page %llu: bad key count",
 						   (unsigned long long)pageno) : rc;
-	const struct node_hdr *h = hdr_of(f);
-	const uint64_t *k = keys_of(f);
+	const struct kv_node_hdr *h = kv_hdr_of(f);
+	const uint64_t *k = kv_keys_of(f);
 	unsigned n = h->nkeys;
 	uint64_t *children = NULL;
 	if (h->level != level)
-		rc = CHECK_FAIL(ctx, "page %llu: level %u, expected %u",
+		rc = KV_CHECK_FAIL(ctx, "page %llu: level %u, expected %u",
 				(unsigned long long)pageno, h->level, level);
 	for (unsigned i = 0; rc == 0 && i < n; i++)
 		if ((i > 0 && k[i] <= k[i - 1]) || k[i] < lo || (has_hi && k[i] >= hi))
-			rc = CHECK_FAIL(ctx, "page %llu: key %u (%llu) out of order or bounds",
+			rc = KV_CHECK_FAIL(ctx, "page %llu: key %u (%llu) out of order or bounds",
 					(unsigned long long)pageno, i, (unsigned long long)k[i]);
 	if (rc == 0 && level == 0) {
 		if (ctx->any_leaf && ctx->expect_leaf != pageno)
-			rc = CHECK_FAIL(ctx, "leaf chain goes to %llu, tree to %llu",
+			rc = KV_CHECK_FAIL(ctx, "leaf chain goes to %llu, tree to %llu",
 					(unsigned long long)ctx->expect_leaf, (unsigned long long)pageno);
 		else if (n && ctx->any_key && k[0] <= ctx->last_key)
-			rc = CHECK_FAIL(ctx, "page %llu: keys not above the previous leaf",
+			rc = KV_CHECK_FAIL(ctx, "page %llu: keys not above the previous leaf",
 					(unsigned long long)pageno);
 		ctx->any_leaf = true;
 		ctx->expect_leaf = h->next;
@@ -75,15 +78,15 @@ static int check_node(struct check_ctx *ctx, uint64_t pageno, unsigned level,
 	} else if (rc == 0) {
 		ctx->info->internal++;
 		if (n == 0)
-			rc = CHECK_FAIL(ctx, "inner page %llu is empty", (unsigned long long)pageno);
+			rc = KV_CHECK_FAIL(ctx, "inner page %llu is empty", (unsigned long long)pageno);
 		else if (!(children = malloc((2 * (size_t)n + 1) * sizeof(uint64_t))))
 			rc = -ENOMEM;
 		else {
-			memcpy(children, children_of(kv, f), (n + 1) * sizeof(uint64_t));
+			memcpy(children, kv_children_of(kv, f), (n + 1) * sizeof(uint64_t));
 			memcpy(children + n + 1, k, n * sizeof(uint64_t));
 		}
 	}
-	node_unlatch_unpin(kv, f, BP_LATCH_SHARED); /* children are checked unlatched */
+	kv_node_unlatch_unpin(kv, f, BP_LATCH_SHARED); /* children are checked unlatched */
 	for (unsigned i = 0; rc == 0 && children && i <= n; i++) {
 		const uint64_t *ck = children + n + 1;
 		rc = check_node(ctx, children[i], level - 1, i ? ck[i - 1] : lo,
@@ -98,7 +101,7 @@ int kv_check(struct kv_store *kv, struct kv_check_info *info)
 	if (!kv || !info)
 		return -EINVAL;
 	memset(info, 0, sizeof(*info));
-	struct check_ctx ctx = {.kv = kv, .info = info, .npages = bp_page_count(kv->pool)};
+	struct kv_check_ctx ctx = {.kv = kv, .info = info, .npages = bp_page_count(kv->pool)};
 	ctx.seen = calloc(ctx.npages / 8 + 1, 1);
 	if (!ctx.seen)
 		return -ENOMEM;
@@ -109,7 +112,7 @@ int kv_check(struct kv_store *kv, struct kv_check_info *info)
 	bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
 	int rc = check_node(&ctx, root, info->height, 0, false, 0);
 	if (rc == 0 && ctx.expect_leaf != KV_NO_PAGE)
-		rc = CHECK_FAIL(&ctx, "last leaf points on to page %llu",
+		rc = KV_CHECK_FAIL(&ctx, "last leaf points on to page %llu",
 				(unsigned long long)ctx.expect_leaf);
 	free(ctx.seen);
 	return rc;

@@ -4,8 +4,13 @@
  *
  * Design note
  * -----------
+ * Layer: inside the store (on bufpool); never included outside tools/kv.
+ * Its types, inline helpers and the two page helpers kv.c exports to
+ * kv_check.c are all kv_-prefixed, so nothing of the store can collide
+ * with a program that links it.
+ *
  * Page 0 is the meta page (struct kv_meta); it stays pinned while the store
- * is open.  Every other page is a node: a struct node_hdr, then the keys,
+ * is open.  Every other page is a node: a struct kv_node_hdr, then the keys,
  * then either the values (leaf, level 0) or the child page numbers (inner
  * node, level >= 1):
  *
@@ -18,8 +23,8 @@
  * a new root above the old one, so only the meta page points at the root.
  * Read a page's fields only under its content latch (see kv.c).
  */
-#ifndef TOOLS_ENGINE_KV_NODE_H
-#define TOOLS_ENGINE_KV_NODE_H
+#ifndef TOOLS_KV_KV_NODE_H
+#define TOOLS_KV_KV_NODE_H
 
 #include <stdint.h>
 
@@ -38,7 +43,7 @@ struct kv_meta {
 	uint32_t reserved;
 };
 
-struct node_hdr {
+struct kv_node_hdr {
 	uint16_t level; /* 0 = leaf */
 	uint16_t nkeys;
 	uint32_t reserved;
@@ -57,23 +62,23 @@ struct kv_store {
 
 /* ---- Node layout ------------------------------------------------------ */
 
-static inline struct node_hdr *hdr_of(struct bp_frame *f) { return bp_data(f); }
-static inline uint64_t *keys_of(struct bp_frame *f) { return (uint64_t *)(hdr_of(f) + 1); }
-static inline uint64_t *children_of(const struct kv_store *kv, struct bp_frame *f)
+static inline struct kv_node_hdr *kv_hdr_of(struct bp_frame *f) { return bp_data(f); }
+static inline uint64_t *kv_keys_of(struct bp_frame *f) { return (uint64_t *)(kv_hdr_of(f) + 1); }
+static inline uint64_t *kv_children_of(const struct kv_store *kv, struct bp_frame *f)
 {
-	return keys_of(f) + kv->inner_cap;
+	return kv_keys_of(f) + kv->inner_cap;
 }
-static inline uint8_t *value_at(const struct kv_store *kv, struct bp_frame *f, unsigned i)
+static inline uint8_t *kv_value_at(const struct kv_store *kv, struct bp_frame *f, unsigned i)
 {
-	return (uint8_t *)(keys_of(f) + kv->leaf_cap) + (size_t)i * kv->value_size;
+	return (uint8_t *)(kv_keys_of(f) + kv->leaf_cap) + (size_t)i * kv->value_size;
 }
-static inline unsigned node_cap(const struct kv_store *kv, struct bp_frame *f)
+static inline unsigned kv_node_cap(const struct kv_store *kv, struct bp_frame *f)
 {
-	return hdr_of(f)->level ? kv->inner_cap : kv->leaf_cap;
+	return kv_hdr_of(f)->level ? kv->inner_cap : kv->leaf_cap;
 }
 
 /* First index with key[i] >= key. */
-static inline unsigned lower_bound(const uint64_t *k, unsigned n, uint64_t key)
+static inline unsigned kv_lower_bound(const uint64_t *k, unsigned n, uint64_t key)
 {
 	unsigned lo = 0, hi = n;
 	while (lo < hi) {
@@ -86,7 +91,7 @@ static inline unsigned lower_bound(const uint64_t *k, unsigned n, uint64_t key)
 	return lo;
 }
 /* First index with key[i] > key: the child of an inner node holding key. */
-static inline unsigned upper_bound(const uint64_t *k, unsigned n, uint64_t key)
+static inline unsigned kv_upper_bound(const uint64_t *k, unsigned n, uint64_t key)
 {
 	unsigned lo = 0, hi = n;
 	while (lo < hi) {
@@ -101,9 +106,9 @@ static inline unsigned upper_bound(const uint64_t *k, unsigned n, uint64_t key)
 
 /* Pin page pageno and latch it in mode; -EBADMSG if it is not a node of
  * this store (its key count exceeds the capacity). */
-int node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
-		   struct bp_frame **out);
+int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
+		      struct bp_frame **out);
 /* Unlatch and unpin (the meta page stays pinned). */
-void node_unlatch_unpin(struct kv_store *kv, struct bp_frame *f, enum bp_latch_mode mode);
+void kv_node_unlatch_unpin(struct kv_store *kv, struct bp_frame *f, enum bp_latch_mode mode);
 
 #endif

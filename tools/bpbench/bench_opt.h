@@ -1,0 +1,25 @@
+/*
+ * bench_opt.h - the option values both bpbench workloads take beyond what
+ * util/opt.h checks: 32-bit counts, a page size, a number with open ends.
+ *
+ * Design note: bpbench's, on util/opt.h (layer 0) and bufpool.h's page
+ * size limits.  Each wraps one util_opt_* call and adds the one check it
+ * cannot express; a refusal prints one line on stderr in util/opt.h's
+ * format ("<prog>: <opt> wants ..., not '<s>'") and returns -EINVAL with
+ * *out unchanged.
+ */
+#ifndef TOOLS_BPBENCH_BENCH_OPT_H
+#define TOOLS_BPBENCH_BENCH_OPT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+int bench_opt_u32(const char *prog, const char *opt, const char *s, uint32_t min, uint32_t max,
+		  uint32_t *out);
+/* --page-size: a power of two in [BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX]. */
+int bench_opt_page_size(const char *prog, const char *s, uint32_t *out);
+/* A number in (lo, hi), or (lo, hi] when hi_closed. */
+int bench_opt_double_above(const char *prog, const char *opt, const char *s, double lo,
+			   double hi, bool hi_closed, double *out);
+
+#endif

@@ -1,0 +1,131 @@
+/*
+ * ycsb_int.h - the internal interface of bpbench ycsb, shared by its files.
+ *
+ * Design note
+ * -----------
+ * Layer: bpbench sits on the store (tools/kv), the stats-file publisher
+ * (tools/bpstat) and bufpool, and takes its clock, PRNG, option parser and
+ * emitter from util.  The files, one job each:
+ *   ycsb.c         bpbench_ycsb_main: open the store, load, run, report,
+ *                  verify, close, in that order;
+ *   ycsb_opts.c    the workloads A-F, the options and the usage text;
+ *   ycsb_run.c     the value codec, the operations, the workers and the
+ *                  monitor (progress, the stats file, the clock, signals);
+ *   ycsb_report.c  the configuration, load and run reports;
+ *   ycsb_verify.c  --verify: every record read back, the tree checked.
+ *
+ * Output: every human line goes through R->out, a table emitter on the
+ * human stream (stdout, or stderr with --json); every JSON line through
+ * R->json, a compact emitter on stdout, used only with --json.  Progress
+ * lines go to stderr (a status line, rewritten in place on a terminal)
+ * and, with --json, to R->json.  Diagnostics go to stderr.
+ *
+ * Threads and shared state (struct ycsb_run): see ycsb_run.c.
+ */
+#ifndef TOOLS_BPBENCH_YCSB_INT_H
+#define TOOLS_BPBENCH_YCSB_INT_H
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdalign.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cpu.h"
+#include "gen.h"
+#include "hist.h"
+#include "kv.h"
+#include "statsfile.h"
+#include "util/emitter.h"
+
+#define YCSB_PROG "bpbench ycsb"
+
+enum ycsb_op { OP_READ, OP_UPDATE, OP_INSERT, OP_SCAN, OP_RMW, OP_COUNT };
+extern const char *const ycsb_op_names[OP_COUNT];
+extern const char *const ycsb_dist_names[3]; /* by enum key_dist */
+
+struct ycsb_mix {
+	char name;
+	double p[OP_COUNT];
+	enum key_dist dist;
+};
+
+struct ycsb_opts {
+	const struct ycsb_mix *mix;
+	enum key_dist dist;
+	unsigned threads, scan_max;
+	uint64_t records, ops, seed;
+	double duration_s, theta;
+	uint32_t frames, page_size, value_size, latency_us;
+	enum fwait_policy policy;
+	const char *file, *stats_file;
+	bool keep, no_stats, verify, json, quiet;
+};
+
+struct ycsb_run;
+struct ycsb_worker {
+	alignas(64) _Atomic uint64_t done; /* ops finished; relaxed, read by the monitor */
+	struct ycsb_run *run;
+	pthread_t thread;
+	uint64_t quota; /* ops to do (op-count mode) */
+	struct rng rng;
+	struct zipf zipf;
+	int rc;
+	char err[200];
+	struct hist hist[OP_COUNT];
+};
+
+enum ycsb_phase { PHASE_LOAD, PHASE_RUN };
+
+struct ycsb_run {
+	struct ycsb_opts o;
+	struct kv_store *kv;
+	struct bp_pool *pool;
+	struct bpstat_publisher *pub;
+	enum ycsb_phase phase;
+	_Atomic uint32_t *versions;
+	uint64_t capacity;            /* records that fit in versions[] */
+	_Atomic uint64_t insert_next;
+	_Atomic uint64_t acked;
+	_Atomic bool stop;
+	pthread_mutex_t lock;
+	pthread_cond_t done_cv;       /* running reached 0 */
+	unsigned running;             /* guarded by lock */
+	struct ycsb_worker *w;
+	FILE *human;                  /* report: stdout, or stderr with --json */
+	struct emitter out;           /* table emitter on human */
+	struct emitter json;          /* compact JSON lines on stdout (--json) */
+	bool tty;
+};
+
+/* ycsb_opts.c: 0, or -EINVAL with a message on stderr (--help exits 0). */
+int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o);
+
+/* ycsb_run.c */
+extern volatile sig_atomic_t ycsb_interrupted; /* SIGINT or SIGTERM seen */
+void ycsb_catch_signals(void);
+/* 0 if v is a well-formed value of key; its version in *ver. */
+int ycsb_value_decode(const uint8_t *v, uint32_t vs, uint64_t key, uint64_t *ver);
+/* Start the workers for a phase and watch them until they finish: 0 or
+ * the first worker's error (reported on stderr). */
+int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds);
+
+/* ycsb_report.c */
+static inline double ycsb_hit_ratio(const struct bp_stats *s)
+{
+	uint64_t all = s->hits + s->misses;
+	return all ? (double)s->hits / (double)all : 0.0;
+}
+/* Open a JSON line {"type":type,...} on R->json; close it with
+ * emitter_dict_end(&R->json).  Only with --json. */
+void ycsb_json_begin(struct ycsb_run *R, const char *type);
+void ycsb_report_config(struct ycsb_run *R, const char *file);
+void ycsb_report_load(struct ycsb_run *R, double secs);
+void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struct cpu_usage u1);
+
+/* ycsb_verify.c: 0, or -EBADMSG (or another error) after reporting why. */
+int ycsb_verify(struct ycsb_run *R);
+
+#endif

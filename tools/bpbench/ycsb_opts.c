@@ -1,0 +1,179 @@
+/*
+ * ycsb_opts.c - bpbench ycsb's workloads A-F, options and usage text.
+ *
+ * Design note
+ * -----------
+ * Layer: bpbench (see ycsb_int.h).  Numbers are parsed by util/opt.h, the
+ * one strict parser of the tools (through bench_opt.h for a page size, a
+ * 32-bit count or an open interval), which prints its own message on a
+ * refusal; a bad name prints "bpbench ycsb: <why> (got '<value>')".
+ * Either way the result is -EINVAL and bpbench ycsb exits 2.
+ */
+#include "ycsb_int.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench_opt.h"
+#include "util/opt.h"
+
+const char *const ycsb_op_names[OP_COUNT] = {"read", "update", "insert", "scan", "rmw"};
+const char *const ycsb_dist_names[3] = {"zipfian", "uniform", "latest"};
+
+static const struct ycsb_mix mixes[] = {
+	{'A', {0.50, 0.50, 0, 0, 0}, DIST_ZIPFIAN},
+	{'B', {0.95, 0.05, 0, 0, 0}, DIST_ZIPFIAN},
+	{'C', {1.00, 0, 0, 0, 0}, DIST_ZIPFIAN},
+	{'D', {0.95, 0, 0.05, 0, 0}, DIST_LATEST},
+	{'E', {0, 0, 0.05, 0.95, 0}, DIST_ZIPFIAN},
+	{'F', {0.50, 0, 0, 0, 0.50}, DIST_ZIPFIAN},
+};
+
+static void ycsb_usage(FILE *f)
+{
+	fputs("usage: bpbench ycsb [options]\n"
+	      "  -w, --workload A-F     YCSB core workload (default A)\n"
+	      "                           A 50/50 read/update   B 95/5 read/update   C read only\n"
+	      "                           D read latest + 5% insert   E short scans + 5% insert\n"
+	      "                           F 50/50 read/read-modify-write\n"
+	      "  -t, --threads N        worker threads (default 16)\n"
+	      "  -r, --records N        records loaded before the run (default 200000)\n"
+	      "  -o, --ops N            operations to run (default: run for --duration)\n"
+	      "  -d, --duration S       seconds to run (default 30)\n"
+	      "      --dist NAME        zipfian, uniform or latest (default: the workload's)\n"
+	      "      --theta X          zipfian constant (default 0.99)\n"
+	      "      --scan-max N       longest scan of workload E (default 100)\n"
+	      "      --frames N         pool frames (default 1024)\n"
+	      "      --page-size B      page size (default 4096)\n"
+	      "      --value-size B     value size, 16..1024 (default 100)\n"
+	      "      --policy NAME      wake-one, wake-all, broadcast or futex (default wake-one)\n"
+	      "      --latency-us N     simulated device latency per I/O (default 0)\n"
+	      "      --file PATH        the store (default /tmp/bpbench.<pid>.db, removed after)\n"
+	      "      --keep             keep the default file\n"
+	      "      --stats-file PATH  publish pool stats there (default /dev/shm/bpbench.<pid>)\n"
+	      "      --no-stats-file    do not publish\n"
+	      "      --verify           check every record and the tree after the run\n"
+	      "      --json             JSON lines on stdout (the report goes to stderr)\n"
+	      "  -q, --quiet            no progress lines\n"
+	      "      --seed N           random seed (default 1)\n", f);
+}
+
+/* The long options without a short form. */
+enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
+       O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON };
+
+/* The options that take a number; 0 or -EINVAL (message printed). */
+static int parse_number(int c, const char *arg, struct ycsb_opts *o)
+{
+	switch (c) {
+	case 't':
+		return util_opt_unsigned(YCSB_PROG, "--threads", arg, 1, 4096, &o->threads);
+	case 'r':
+		return util_opt_u64(YCSB_PROG, "--records", arg, 1, UINT64_C(1) << 32, &o->records);
+	case 'o':
+		return util_opt_u64(YCSB_PROG, "--ops", arg, 1, UINT64_C(1) << 40, &o->ops);
+	case 'd':
+		return bench_opt_double_above(YCSB_PROG, "--duration", arg, 0, 1e6, false,
+					      &o->duration_s);
+	case O_THETA:
+		return bench_opt_double_above(YCSB_PROG, "--theta", arg, 0, 1, false, &o->theta);
+	case O_SCAN:
+		return util_opt_unsigned(YCSB_PROG, "--scan-max", arg, 1, 100000, &o->scan_max);
+	case O_FRAMES:
+		return bench_opt_u32(YCSB_PROG, "--frames", arg, 2, UINT32_MAX, &o->frames);
+	case O_PAGE:
+		return bench_opt_page_size(YCSB_PROG, arg, &o->page_size);
+	case O_VALUE:
+		return bench_opt_u32(YCSB_PROG, "--value-size", arg, 16, KV_VALUE_SIZE_MAX,
+				     &o->value_size);
+	case O_LAT:
+		return bench_opt_u32(YCSB_PROG, "--latency-us", arg, 0, 10000000, &o->latency_us);
+	case O_SEED:
+	default:
+		return util_opt_u64(YCSB_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
+	}
+}
+
+int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
+{
+	static const struct option lo[] = {
+		{"workload", 1, 0, 'w'}, {"threads", 1, 0, 't'}, {"records", 1, 0, 'r'},
+		{"ops", 1, 0, 'o'}, {"duration", 1, 0, 'd'}, {"dist", 1, 0, O_DIST},
+		{"theta", 1, 0, O_THETA}, {"scan-max", 1, 0, O_SCAN}, {"frames", 1, 0, O_FRAMES},
+		{"page-size", 1, 0, O_PAGE}, {"value-size", 1, 0, O_VALUE},
+		{"policy", 1, 0, O_POLICY}, {"latency-us", 1, 0, O_LAT}, {"file", 1, 0, O_FILE},
+		{"keep", 0, 0, O_KEEP}, {"stats-file", 1, 0, O_STATS},
+		{"no-stats-file", 0, 0, O_NOSTATS}, {"verify", 0, 0, O_VERIFY},
+		{"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'}, {"seed", 1, 0, O_SEED},
+		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	*o = (struct ycsb_opts){.mix = &mixes[0], .dist = mixes[0].dist, .threads = 16,
+				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
+				.scan_max = 100, .frames = 1024, .page_size = 4096,
+				.value_size = KV_VALUE_SIZE_DEFAULT, .seed = 1};
+	bool dist_set = false;
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "w:t:r:o:d:qh", lo, NULL)) != -1) {
+		const char *bad = NULL;
+		switch (c) {
+		case 'w':
+			o->mix = NULL;
+			for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++)
+				if (optarg[0] && !optarg[1] && (optarg[0] & ~0x20) == mixes[i].name)
+					o->mix = &mixes[i];
+			if (!o->mix)
+				bad = "--workload must be one of A-F";
+			break;
+		case 't': case 'r': case 'o': case 'd': case O_THETA: case O_SCAN:
+		case O_FRAMES: case O_PAGE: case O_VALUE: case O_LAT: case O_SEED:
+			if (parse_number(c, optarg, o) != 0)
+				return -EINVAL;
+			break;
+		case O_DIST:
+			bad = "--dist must be zipfian, uniform or latest";
+			for (int i = 0; i < 3; i++)
+				if (strcmp(optarg, ycsb_dist_names[i]) == 0) {
+					o->dist = (enum key_dist)i;
+					dist_set = true;
+					bad = NULL;
+				}
+			break;
+		case O_POLICY:
+			if (fwait_policy_parse(optarg, &o->policy) != 0)
+				bad = "--policy must be wake-one, wake-all, broadcast or futex";
+			break;
+		case O_FILE: o->file = optarg; break;
+		case O_KEEP: o->keep = true; break;
+		case O_STATS: o->stats_file = optarg; break;
+		case O_NOSTATS: o->no_stats = true; break;
+		case O_VERIFY: o->verify = true; break;
+		case O_JSON: o->json = true; break;
+		case 'q': o->quiet = true; break;
+		case 'h':
+			ycsb_usage(stdout);
+			exit(0);
+		default:
+			ycsb_usage(stderr);
+			return -EINVAL;
+		}
+		if (bad) {
+			fprintf(stderr, YCSB_PROG ": %s (got '%s')\n", bad, optarg);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, YCSB_PROG ": unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	if (!dist_set)
+		o->dist = o->mix->dist;
+	/* each thread pins at most a root-to-leaf path plus a new page */
+	if ((uint64_t)o->frames < 8ull * o->threads + 8) {
+		fprintf(stderr, YCSB_PROG ": --frames %u is too small for %u threads "
+			"(need >= 8 per thread + 8 = %u)\n", o->frames, o->threads, 8 * o->threads + 8);
+		return -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,238 @@
+/*
+ * ycsb_report.c - bpbench ycsb's reports: the configuration, the load and
+ * the run (throughput, latency percentiles, CPU and context switches per
+ * operation, the hit ratio, the pool's contention statistics).
+ *
+ * Design note
+ * -----------
+ * Layer: bpbench, on bufpool's statistics (bp_stats_get, bp_stats_print)
+ * and util's emitter.  Each item is written once to each of the two
+ * emitters (see ycsb_int.h): a line of the human report on R->out, a JSON
+ * line on R->json with --json.  The pool's own report is bp_stats_print's:
+ * its table goes through R->out as well, its compact JSON is collected in
+ * a buffer and embedded as the "stats" member of the pool_stats line.
+ */
+#include "ycsb_int.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ycsb_json_begin(struct ycsb_run *R, const char *type)
+{
+	emitter_dict_begin(&R->json, NULL);
+	emitter_kv_str(&R->json, "type", type);
+}
+
+/* bp_stats_print's table through the human emitter (arg). */
+static int table_write(void *arg, const char *text)
+{
+	struct emitter *e = arg;
+
+	emitter_table_printf(e, "%s", text);
+	return emitter_finish(e);
+}
+
+/* bp_stats_print's JSON collected in a growing string (arg). */
+struct text_buf {
+	char *s;
+	size_t len, cap;
+};
+
+static int text_buf_write(void *arg, const char *text)
+{
+	struct text_buf *b = arg;
+	size_t n = strlen(text);
+
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *s = realloc(b->s, cap);
+		if (!s)
+			return -ENOMEM;
+		b->s = s;
+		b->cap = cap;
+	}
+	memcpy(b->s + b->len, text, n + 1);
+	b->len += n;
+	return 0;
+}
+
+void ycsb_report_config(struct ycsb_run *R, const char *file)
+{
+	const struct ycsb_opts *o = &R->o;
+	struct emitter *h = &R->out, *j = &R->json;
+	emitter_table_printf(h, "bpbench ycsb: workload %c, %s", o->mix->name,
+			     ycsb_dist_names[o->dist]);
+	if (o->dist != DIST_UNIFORM)
+		emitter_table_printf(h, " %.2f", o->theta);
+	emitter_table_printf(h, ", %u threads, %" PRIu64 " records, ", o->threads, o->records);
+	if (o->ops)
+		emitter_table_printf(h, "%" PRIu64 " ops\n", o->ops);
+	else
+		emitter_table_printf(h, "%.1f s\n", o->duration_s);
+	emitter_table_printf(h, "  pool %u frames x %u B (%.1f MiB), value %u B, policy %s, "
+			     "latency %u us, file %s\n", o->frames, o->page_size,
+			     (double)o->frames * o->page_size / 1048576.0, o->value_size,
+			     fwait_policy_name(o->policy), o->latency_us, file);
+	if (!o->json)
+		return;
+	char workload[2] = {o->mix->name, '\0'};
+	ycsb_json_begin(R, "config");
+	emitter_kv_str(j, "workload", workload);
+	emitter_kv_u64(j, "threads", o->threads);
+	emitter_kv_u64(j, "records", o->records);
+	emitter_kv_u64(j, "ops", o->ops);
+	emitter_kv_double(j, "duration_s", o->duration_s, 1);
+	emitter_kv_str(j, "dist", ycsb_dist_names[o->dist]);
+	emitter_kv_double(j, "theta", o->theta, 3);
+	emitter_kv_u64(j, "frames", o->frames);
+	emitter_kv_u64(j, "page_size", o->page_size);
+	emitter_kv_u64(j, "value_size", o->value_size);
+	emitter_kv_str(j, "policy", fwait_policy_name(o->policy));
+	emitter_kv_u64(j, "latency_us", o->latency_us);
+	emitter_kv_str(j, "file", file);
+	emitter_dict_end(j);
+}
+
+void ycsb_report_load(struct ycsb_run *R, double secs)
+{
+	uint64_t n = R->o.records;
+	emitter_table_printf(&R->out, "load: %" PRIu64 " records in %.2f s (%.0f inserts/s)\n",
+			     n, secs, (double)n / secs);
+	if (!R->o.json)
+		return;
+	ycsb_json_begin(R, "load");
+	emitter_kv_u64(&R->json, "records", n);
+	emitter_kv_double(&R->json, "seconds", secs, 3);
+	emitter_kv_double(&R->json, "ops_per_s", (double)n / secs, 1);
+	emitter_dict_end(&R->json);
+}
+
+static void report_latency(struct ycsb_run *R, const char *name, const struct hist *h)
+{
+	double mean = h->count ? (double)h->sum_ns / (double)h->count : 0;
+	uint64_t p50 = hist_quantile(h, 0.5), p99 = hist_quantile(h, 0.99),
+		 p999 = hist_quantile(h, 0.999);
+	emitter_table_printf(&R->out, "  %-8s %11" PRIu64 " %9.1f %9.1f %9.1f %9.1f %9.1f\n",
+			     name, h->count, mean / 1e3, p50 / 1e3, p99 / 1e3, p999 / 1e3,
+			     h->max_ns / 1e3);
+	if (!R->o.json)
+		return;
+	ycsb_json_begin(R, "latency");
+	emitter_kv_str(&R->json, "op", name);
+	emitter_kv_u64(&R->json, "count", h->count);
+	emitter_kv_double(&R->json, "mean_ns", mean, 0);
+	emitter_kv_u64(&R->json, "p50_ns", p50);
+	emitter_kv_u64(&R->json, "p99_ns", p99);
+	emitter_kv_u64(&R->json, "p999_ns", p999);
+	emitter_kv_u64(&R->json, "max_ns", h->max_ns);
+	emitter_dict_end(&R->json);
+}
+
+static void report_wait(struct ycsb_run *R, const char *name, const char *json_name,
+			const struct bp_wait_hist *w, uint64_t ops)
+{
+	double per_kop = ops ? 1e3 * (double)w->count / (double)ops : 0;
+	emitter_table_printf(&R->out, "  %-30s %10" PRIu64 " %10.3f %10.1f %10.1f\n", name,
+			     w->count, per_kop,
+			     w->count ? (double)w->total_ns / (double)w->count / 1e3 : 0,
+			     w->max_ns / 1e3);
+	if (!R->o.json)
+		return;
+	ycsb_json_begin(R, "wait");
+	emitter_kv_str(&R->json, "bit", json_name);
+	emitter_kv_u64(&R->json, "count", w->count);
+	emitter_kv_double(&R->json, "per_kop", per_kop, 4);
+	emitter_kv_u64(&R->json, "total_ns", w->total_ns);
+	emitter_kv_u64(&R->json, "max_ns", w->max_ns);
+	emitter_dict_end(&R->json);
+}
+
+/* {"type":"pool_stats","stats":<bp_stats_print's compact object>} */
+static void report_pool_json(struct ycsb_run *R, const struct bp_stats *s)
+{
+	struct text_buf b = {0};
+	int rc = bp_stats_print(s, text_buf_write, &b, BP_STATS_JSON_COMPACT);
+	if (rc == 0 && b.len && b.s[b.len - 1] == '\n')
+		b.s[--b.len] = '\0';
+	if (rc == 0 && b.len) {
+		ycsb_json_begin(R, "pool_stats");
+		emitter_kv_raw(&R->json, "stats", b.s);
+		emitter_dict_end(&R->json);
+	} else {
+		fprintf(stderr, YCSB_PROG ": cannot write the pool statistics: %s\n",
+			strerror(rc ? -rc : EINVAL));
+	}
+	free(b.s);
+}
+
+static void report_result_json(struct ycsb_run *R, const struct bp_stats *s, uint64_t ops,
+			       double secs, double rate, const double cost[4])
+{
+	struct emitter *j = &R->json;
+	char workload[2] = {R->o.mix->name, '\0'};
+	ycsb_json_begin(R, "result");
+	emitter_kv_str(j, "workload", workload);
+	emitter_kv_u64(j, "ops", ops);
+	emitter_kv_double(j, "seconds", secs, 3);
+	emitter_kv_double(j, "ops_per_s", rate, 1);
+	emitter_kv_double(j, "hit_ratio", ycsb_hit_ratio(s), 4);
+	emitter_kv_double(j, "cpu_user_us_per_op", cost[0], 3);
+	emitter_kv_double(j, "cpu_sys_us_per_op", cost[1], 3);
+	emitter_kv_double(j, "vcsw_per_op", cost[2], 4);
+	emitter_kv_double(j, "ivcsw_per_op", cost[3], 4);
+	emitter_kv_u64(j, "spurious_wakeups", s->fwait.spurious_wakeups);
+	emitter_kv_u64(j, "fwait_sleeps", s->fwait.waits);
+	emitter_kv_u64(j, "fwait_wakeups", s->fwait.wakeups);
+	emitter_dict_end(j);
+}
+
+void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struct cpu_usage u1)
+{
+	struct hist all = {0}, per[OP_COUNT] = {{0}};
+	struct bp_stats s;
+	bp_stats_get(R->pool, &s);
+	for (unsigned i = 0; i < R->o.threads; i++)
+		for (int op = 0; op < OP_COUNT; op++) {
+			hist_merge(&per[op], &R->w[i].hist[op]);
+			hist_merge(&all, &R->w[i].hist[op]);
+		}
+	uint64_t ops = all.count;
+	double dops = ops ? (double)ops : 1, rate = secs > 0 ? (double)ops / secs : 0;
+	/* user, sys us per op; voluntary, involuntary switches per op */
+	double cost[4] = {(u1.user_s - u0.user_s) * 1e6 / dops, (u1.sys_s - u0.sys_s) * 1e6 / dops,
+			  (double)(u1.vcsw - u0.vcsw) / dops, (double)(u1.ivcsw - u0.ivcsw) / dops};
+	struct emitter *h = &R->out;
+	emitter_table_printf(h, "run:  %" PRIu64 " ops in %.2f s: %.0f ops/s, hit ratio %.2f%%\n",
+			     ops, secs, rate, 100 * ycsb_hit_ratio(&s));
+	emitter_table_printf(h, "latency (us)    count      mean       p50       p99      p999"
+			     "       max\n");
+	for (int op = 0; op < OP_COUNT; op++)
+		if (per[op].count)
+			report_latency(R, ycsb_op_names[op], &per[op]);
+	report_latency(R, "all", &all);
+	emitter_table_printf(h, "cpu per op: user %.2f us, sys %.2f us (whole process, incl. I/O "
+			     "threads)\n", cost[0], cost[1]);
+	emitter_table_printf(h, "contention                         waits  per 1k ops    avg us"
+			     "     max us\n");
+	report_wait(R, "io_wait (BP_LOCKED)", "io_wait", &s.io_wait, ops);
+	report_wait(R, "writeback_wait (BP_WRITEBACK)", "writeback_wait", &s.writeback_wait, ops);
+	report_wait(R, "latch_shared_wait", "latch_shared_wait", &s.latch_shared_wait, ops);
+	report_wait(R, "latch_exclusive_wait", "latch_exclusive_wait", &s.latch_exclusive_wait, ops);
+	report_wait(R, "frame_wait (no free frame)", "frame_wait", &s.frame_wait, ops);
+	emitter_table_printf(h, "  fwait: %" PRIu64 " sleeps, %" PRIu64 " wakeups, %" PRIu64
+			     " spurious wakeups, %" PRIu64 " handoffs, max bucket depth %u\n",
+			     s.fwait.waits, s.fwait.wakeups, s.fwait.spurious_wakeups,
+			     s.fwait.handoffs, s.fwait.max_bucket_depth);
+	emitter_table_printf(h, "  context switches per op: %.3f voluntary, %.3f involuntary\n",
+			     cost[2], cost[3]);
+	if (R->o.json) {
+		report_result_json(R, &s, ops, secs, rate, cost);
+		report_pool_json(R, &s);
+	}
+	emitter_table_printf(h, "pool statistics (run phase):\n");
+	bp_stats_print(&s, table_write, h, BP_STATS_TABLE);
+}
