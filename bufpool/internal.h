@@ -254,7 +254,6 @@ static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t pageno
 /* ---- the files' entry points, bottom layer first ---- */
 
 /* account.c (layer 1) */
-/* CLOCK_MONOTONIC now, and a (well-formed) timespec, in nanoseconds. */
 /* Count one event c, in the calling CPU's shard (account.c). */
 void bp_count(struct bp_pool *p, enum bp_counter c);
 /* Record a wait of ns of the given kind (in the calling CPU's shard) and,

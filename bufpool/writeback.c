@@ -112,11 +112,10 @@ static void *writer_thread(void *arg)
 	struct bp_writer *w = &p->writer;
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t ns = (uint64_t)ts.tv_nsec + (uint64_t)p->writer_interval_ms * 1000000u;
-		ts.tv_sec += (time_t)(ns / 1000000000u);
-		ts.tv_nsec = (long)(ns % 1000000000u);
+		/* The condvar waits on CLOCK_MONOTONIC (bp_writer_start), the
+		 * clock of fwait's deadlines. */
+		struct timespec ts =
+			fwait_deadline_after_ns((uint64_t)p->writer_interval_ms * 1000000u);
 		pthread_cond_timedwait(&w->cond, &w->lock, &ts);
 		if (w->stop)
 			break;

@@ -126,7 +126,6 @@ struct fwait_table {
 /* ---- base.c (layer 1) ---- */
 /* The bucket of key (by its address alone). */
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
-/* CLOCK_MONOTONIC now, in nanoseconds. */
 /* (fwait_deadline_valid and fwait_deadline_after_ns, public: fwait.h) */
 
 /* ---- stats.c (layer 2) ---- */
