@@ -202,45 +202,44 @@ void emitter_list_end(struct emitter *e)
 		put(e, "]");
 }
 
+void emitter_kv_raw(struct emitter *e, const char *key, const char *json)
+{
+	if (member(e, key))
+		value(e, json);
+}
+
 void emitter_kv_u64(struct emitter *e, const char *key, uint64_t v)
 {
 	char buf[32];
 
-	if (!member(e, key))
-		return;
 	snprintf(buf, sizeof(buf), "%" PRIu64, v);
-	value(e, buf);
+	emitter_kv_raw(e, key, buf);
 }
 
 void emitter_kv_i64(struct emitter *e, const char *key, int64_t v)
 {
 	char buf[32];
 
-	if (!member(e, key))
-		return;
 	snprintf(buf, sizeof(buf), "%" PRId64, v);
-	value(e, buf);
+	emitter_kv_raw(e, key, buf);
 }
 
 void emitter_kv_double(struct emitter *e, const char *key, double v, int decimals)
 {
 	char buf[64];
 
-	if (!member(e, key))
-		return;
 	if (!isfinite(v) && emitter_is_json(e))
 		snprintf(buf, sizeof(buf), "null");
 	else if (decimals < 0)
 		snprintf(buf, sizeof(buf), "%.17g", v);
 	else
 		snprintf(buf, sizeof(buf), "%.*f", decimals > 30 ? 30 : decimals, v);
-	value(e, buf);
+	emitter_kv_raw(e, key, buf);
 }
 
 void emitter_kv_bool(struct emitter *e, const char *key, bool v)
 {
-	if (member(e, key))
-		value(e, v ? "true" : "false");
+	emitter_kv_raw(e, key, v ? "true" : "false");
 }
 
 void emitter_kv_str(struct emitter *e, const char *key, const char *s)
@@ -254,12 +253,6 @@ void emitter_kv_str(struct emitter *e, const char *key, const char *s)
 	} else {
 		put(e, "null");
 	}
-}
-
-void emitter_kv_raw(struct emitter *e, const char *key, const char *json)
-{
-	if (member(e, key))
-		value(e, json);
 }
 
 void emitter_table_printf(struct emitter *e, const char *fmt, ...)
