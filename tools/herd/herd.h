@@ -1,10 +1,12 @@
 /*
  * herd.h - the herd microbenchmark's internal interface.
  *
- * Design note: herd.c parses the command line and prints the report;
+ * Design note: herd.c parses the command line and runs the variants;
  * herd_run.c runs one variant (one fwait policy, or the per-object
- * mutex+condvar baseline) and measures it.  A run owns everything it
- * touches (table, objects, threads); nothing is shared between runs.
+ * mutex+condvar baseline) and measures it; herd_report.c prints the
+ * header, the rows and the summaries through one emitter.  A run owns
+ * everything it touches (table, objects, threads); nothing is shared
+ * between runs.
  */
 #ifndef TOOLS_HERD_HERD_H
 #define TOOLS_HERD_HERD_H
@@ -49,6 +51,27 @@ struct herd_result {
 	uint32_t max_bucket_depth;
 	size_t sync_bytes;         /* fwait: table_bytes; percond: K * sizeof */
 };
+
+#define HERD_MAX_VARIANTS 16
+
+/* The command line, parsed (herd.c); lives in main's frame. */
+struct herd_options {
+	struct herd_params p;
+	bool json;
+	const struct herd_variant *chosen[HERD_MAX_VARIANTS];
+	unsigned nchosen;
+};
+
+struct emitter;
+
+/* herd_report.c: the report, through e (table or JSON lines). */
+void herd_print_header(struct emitter *e, const struct herd_options *o, int argc,
+		       char **argv);
+void herd_print_row(struct emitter *e, const struct herd_options *o,
+		    const struct herd_variant *v, const struct herd_result *r);
+/* After every row: rs[i] is the result of o->chosen[i]. */
+void herd_print_summary(struct emitter *e, const struct herd_options *o,
+			const struct herd_result *rs);
 
 /* Runs one variant; 0 or a negative errno (with a message on stderr). */
 int herd_run(const struct herd_variant *v, const struct herd_params *p,
