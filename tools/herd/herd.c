@@ -22,15 +22,26 @@
 #include <unistd.h>
 
 
+/* Every variant, in the order the default run (no -p) runs them.  A
+ * variant that is a policy plus an fwait_config tweak is one line here:
+ * the usage text, -p and the report take their names from this table. */
 static const struct herd_variant all_variants[] = {
-	{ "wake-one", HERD_FWAIT, FWAIT_WAKE_ONE, 0 },
-	{ "wake-all", HERD_FWAIT, FWAIT_WAKE_ALL, 0 },
-	{ "broadcast", HERD_FWAIT, FWAIT_BROADCAST, 0 },
-	{ "futex", HERD_FWAIT, FWAIT_FUTEX, 0 },
-	{ "wake-one+steal", HERD_FWAIT, FWAIT_WAKE_ONE, 5 },
-	{ "percond", HERD_PERCOND, FWAIT_WAKE_ONE, 0 },
+	{ "wake-one", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE } },
+	{ "wake-all", HERD_FWAIT, { .policy = FWAIT_WAKE_ALL } },
+	{ "broadcast", HERD_FWAIT, { .policy = FWAIT_BROADCAST } },
+	{ "futex", HERD_FWAIT, { .policy = FWAIT_FUTEX } },
+	{ "wake-one+steal", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE, .max_steals = 5 } },
+	{ "percond", HERD_PERCOND, { 0 } },
+	{ "mutex", HERD_MUTEX, { 0 } },
 };
 #define NALL (sizeof(all_variants) / sizeof(all_variants[0]))
+
+/* The variants' names, comma-separated, to f. */
+static void list_variants(FILE *f)
+{
+	for (size_t i = 0; i < NALL; i++)
+		fprintf(f, "%s%s", i ? "," : "", all_variants[i].name);
+}
 
 static void usage(FILE *f)
 {
@@ -44,7 +55,9 @@ static void usage(FILE *f)
 		"  -n OPS      acquisitions per policy instead of a run time\n"
 		"  -s SEED     seed of the object picks (default 1)\n"
 		"  -p LIST     comma-separated variants (default: all):\n"
-		"              wake-one,wake-all,broadcast,futex,wake-one+steal,percond\n"
+		"              ");
+	list_variants(f);
+	fprintf(f, "\n"
 		"  --json      JSON lines instead of a table\n"
 		"  -h, --help  this text\n");
 }
@@ -63,9 +76,9 @@ static int parse_policies(const char *list, struct herd_options *o)
 			if (strcmp(name, all_variants[i].name) == 0)
 				break;
 		if (i == NALL) {
-			fprintf(stderr, "fwait-herd: unknown policy '%s' (want one of "
-				"wake-one, wake-all, broadcast, futex, wake-one+steal, percond)\n",
-				name);
+			fprintf(stderr, "fwait-herd: unknown policy '%s' (want one of ", name);
+			list_variants(stderr);
+			fprintf(stderr, ")\n");
 			rc = -EINVAL;
 		} else if (o->nchosen == HERD_MAX_VARIANTS) {
 			fprintf(stderr, "fwait-herd: at most %d policies\n", HERD_MAX_VARIANTS);

@@ -18,13 +18,22 @@
 
 #include "fwait/fwait.h"
 
-enum herd_kind { HERD_FWAIT, HERD_PERCOND };
+/* What a variant locks: an fwait table, or one of two per-object
+ * baselines that use no fwait at all. */
+enum herd_kind {
+	HERD_FWAIT,   /* bit 0 of the object's word, through one fwait table */
+	HERD_PERCOND, /* a mutex, a condvar and a held flag in every object */
+	HERD_MUTEX,   /* a plain pthread mutex in every object (no condvar) */
+};
 
+/* One row of herd.c's variant table.  An fwait variant is a whole
+ * fwait_config (a policy plus any tweak: max_steals today, whatever
+ * fwait_config gains later) written with designated initializers, so a
+ * new variant is one line; nbuckets is ignored (-b sets it). */
 struct herd_variant {
 	const char *name;          /* as printed and as given to -p */
 	enum herd_kind kind;
-	enum fwait_policy policy;  /* HERD_FWAIT only */
-	unsigned max_steals;       /* HERD_FWAIT only */
+	struct fwait_config cfg;   /* HERD_FWAIT only */
 };
 
 struct herd_params {
@@ -34,7 +43,7 @@ struct herd_params {
 	uint64_t seed;
 };
 
-/* The per-object baseline: the memory-hungry ideal. */
+/* The per-object baseline with a condvar: the memory-hungry ideal. */
 struct herd_percond {
 	pthread_mutex_t mtx;
 	pthread_cond_t cond;
@@ -49,8 +58,12 @@ struct herd_result {
 	double hold_s;             /* time actually spent in the holds */
 	uint64_t waits, wakeups, handoffs, foreign_skipped;
 	uint32_t max_bucket_depth;
-	size_t sync_bytes;         /* fwait: table_bytes; percond: K * sizeof */
+	size_t sync_bytes;         /* fwait: table_bytes; others: K * object bytes */
 };
+
+/* The synchronisation state one object adds: fwait its 32-bit word (the
+ * table is fixed), percond a struct herd_percond, mutex a pthread_mutex_t. */
+size_t herd_object_bytes(enum herd_kind kind);
 
 #define HERD_MAX_VARIANTS 16
 

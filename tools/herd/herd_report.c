@@ -11,6 +11,7 @@
 #include "util/emitter.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,15 @@ static size_t percond_bytes(uint64_t objects)
 static double fwait_bytes_at(const struct herd_result *r, uint64_t n)
 {
 	return (double)r->sync_bytes + 4.0 * (double)n;
+}
+
+/* Any variant at n objects: fwait's table grows by a word per object, the
+ * per-object baselines by their whole state. */
+static double bytes_at(const struct herd_variant *v, const struct herd_result *r, uint64_t n)
+{
+	if (v->kind == HERD_FWAIT)
+		return fwait_bytes_at(r, n);
+	return (double)n * (double)herd_object_bytes(v->kind);
 }
 
 /* The command line, its words joined by spaces (malloc'd; NULL: no memory). */
@@ -115,8 +125,10 @@ void herd_print_row(struct emitter *e, const struct herd_options *o, const struc
 		      const struct herd_result *r)
 {
 	uint64_t a = r->acquisitions;
-	double proj = v->kind == HERD_FWAIT ? fwait_bytes_at(r, PROJECTED_OBJECTS)
-					    : (double)percond_bytes(PROJECTED_OBJECTS);
+	double proj = bytes_at(v, r, PROJECTED_OBJECTS);
+	/* A plain mutex cannot tell a spurious wakeup (glibc does not count
+	 * them): JSON null, "-" in the table. */
+	bool spur_known = v->kind != HERD_MUTEX;
 	double wake = v->kind == HERD_FWAIT ? per_acq((double)r->wakeups, a) : NAN;
 
 	if (emitter_is_json(e)) {
@@ -135,7 +147,10 @@ void herd_print_row(struct emitter *e, const struct herd_options *o, const struc
 		emitter_kv_u64(e, "vcsw", r->vcsw);
 		emitter_kv_u64(e, "ivcsw", r->ivcsw);
 		emitter_kv_double(e, "vcsw_per_acq", per_acq((double)r->vcsw, a), 4);
-		emitter_kv_u64(e, "spurious", r->spurious);
+		if (spur_known)
+			emitter_kv_u64(e, "spurious", r->spurious);
+		else
+			emitter_kv_double(e, "spurious", NAN, 0);
 		emitter_kv_u64(e, "waits", r->waits);
 		emitter_kv_u64(e, "wakeups", r->wakeups);
 		emitter_kv_u64(e, "handoffs", r->handoffs);
@@ -147,20 +162,24 @@ void herd_print_row(struct emitter *e, const struct herd_options *o, const struc
 		emitter_dict_end(e);
 		return;
 	}
-	/* percond keeps no wakeup, walk or depth counts. */
+	/* percond and mutex keep no wakeup, walk or depth counts. */
 	char wake_s[32] = "-", fgn_s[32] = "-", dep_s[32] = "-";
+	char spur_s[32] = "-", spa_s[32] = "-";
+	if (spur_known) {
+		snprintf(spur_s, sizeof(spur_s), "%llu", (unsigned long long)r->spurious);
+		snprintf(spa_s, sizeof(spa_s), "%.3f", per_acq((double)r->spurious, a));
+	}
 	if (v->kind == HERD_FWAIT) {
 		snprintf(wake_s, sizeof(wake_s), "%.2f", wake);
 		snprintf(fgn_s, sizeof(fgn_s), "%.1f", per_acq((double)r->foreign_skipped, a));
 		snprintf(dep_s, sizeof(dep_s), "%u", r->max_bucket_depth);
 	}
-	emitter_table_printf(e, "%-15s %9llu %9.0f %7.1f %9.4f %9.4f %9.4f %8.2f %8s %9llu %8.3f "
+	emitter_table_printf(e, "%-15s %9llu %9.0f %7.1f %9.4f %9.4f %9.4f %8.2f %8s %9s %8s "
 			     "%7s %6s %10zu %12.0f\n",
 			     v->name, (unsigned long long)a, (double)a / r->wall_s,
 			     per_acq(r->hold_s, a) * 1e6, per_1k(r->user_s, a), per_1k(r->sys_s, a),
 			     per_1k(r->user_s + r->sys_s, a), per_acq((double)r->vcsw, a), wake_s,
-			     (unsigned long long)r->spurious, per_acq((double)r->spurious, a),
-			     fgn_s, dep_s, r->sync_bytes, proj);
+			     spur_s, spa_s, fgn_s, dep_s, r->sync_bytes, proj);
 }
 
 static const struct herd_result *find(const struct herd_options *o,
@@ -177,14 +196,16 @@ static void print_ratios(struct emitter *e, const struct herd_options *o,
 {
 	const struct herd_result *bc = find(o, rs, "broadcast");
 	const struct herd_result *pc = find(o, rs, "percond");
+	const struct herd_result *mx = find(o, rs, "mutex");
 
-	emitter_table_printf(e, "\n# CPU per acquisition relative to broadcast and to percond "
-			     "(lower is better)\n%-15s %12s %12s\n", "policy", "vs_broadcast",
-			     "vs_percond");
+	emitter_table_printf(e, "\n# CPU per acquisition relative to broadcast, to percond and to "
+			     "mutex (lower is better)\n%-15s %12s %12s %12s\n", "policy",
+			     "vs_broadcast", "vs_percond", "vs_mutex");
 	for (unsigned i = 0; i < o->nchosen; i++) {
 		double c = cpu_per_acq(&rs[i]);
 		double vb = bc ? c / cpu_per_acq(bc) : NAN;
 		double vp = pc ? c / cpu_per_acq(pc) : NAN;
+		double vm = mx ? c / cpu_per_acq(mx) : NAN;
 		if (emitter_is_json(e)) {
 			/* -1: no such variant in this run */
 			emitter_dict_begin(e, NULL);
@@ -192,9 +213,11 @@ static void print_ratios(struct emitter *e, const struct herd_options *o,
 			emitter_kv_str(e, "policy", o->chosen[i]->name);
 			emitter_kv_double(e, "cpu_vs_broadcast", isnan(vb) ? -1.0 : vb, 4);
 			emitter_kv_double(e, "cpu_vs_percond", isnan(vp) ? -1.0 : vp, 4);
+			emitter_kv_double(e, "cpu_vs_mutex", isnan(vm) ? -1.0 : vm, 4);
 			emitter_dict_end(e);
 		} else {
-			emitter_table_printf(e, "%-15s %12.3f %12.3f\n", o->chosen[i]->name, vb, vp);
+			emitter_table_printf(e, "%-15s %12.3f %12.3f %12.3f\n", o->chosen[i]->name,
+					     vb, vp, vm);
 		}
 	}
 }
@@ -211,6 +234,8 @@ static void print_memory(struct emitter *e, const struct herd_options *o,
 	size_t pc_now = percond_bytes(o->p.objects);
 	double pc_1m = (double)percond_bytes(PROJECTED_OBJECTS);
 	double fw_1m = fwait_bytes_at(fw, PROJECTED_OBJECTS);
+	size_t mx_obj = herd_object_bytes(HERD_MUTEX);
+	double mx_1m = (double)PROJECTED_OBJECTS * (double)mx_obj;
 
 	if (emitter_is_json(e)) {
 		emitter_dict_begin(e, NULL);
@@ -223,6 +248,9 @@ static void print_memory(struct emitter *e, const struct herd_options *o,
 		emitter_kv_double(e, "fwait_projected_bytes", fw_1m, 0);
 		emitter_kv_double(e, "percond_projected_bytes", pc_1m, 0);
 		emitter_kv_double(e, "ratio_projected", fw_1m / pc_1m, 4);
+		emitter_kv_u64(e, "mutex_object_bytes", mx_obj);
+		emitter_kv_u64(e, "mutex_bytes", (uint64_t)o->p.objects * mx_obj);
+		emitter_kv_double(e, "mutex_projected_bytes", mx_1m, 0);
 		emitter_dict_end(e);
 		return;
 	}
@@ -235,6 +263,9 @@ static void print_memory(struct emitter *e, const struct herd_options *o,
 			     "per object) vs percond %.1f MiB: fwait/percond = %.3f\n",
 			     PROJECTED_OBJECTS, fw_1m / 1048576.0, pc_1m / 1048576.0,
 			     fw_1m / pc_1m);
+	emitter_table_printf(e, "# mutex: %u x %zu B = %zu B now, %.1f MiB at %llu objects\n",
+			     o->p.objects, mx_obj, (size_t)o->p.objects * mx_obj,
+			     mx_1m / 1048576.0, PROJECTED_OBJECTS);
 }
 
 void herd_print_summary(struct emitter *e, const struct herd_options *o,

@@ -7,7 +7,8 @@
  * be, so holders sleep with the lock held and waiters really queue.  fwait
  * variants lock bit 0 of the object's word through one table of B buckets;
  * the percond baseline gives every object its own mutex, condvar and held
- * flag.  CPU time and context switches are getrusage(RUSAGE_SELF) deltas
+ * flag (unlock signals one waiter); the mutex baseline a plain pthread
+ * mutex (default type: glibc's barging futex lock, no spinning).  CPU time and context switches are getrusage(RUSAGE_SELF) deltas
  * over the whole run, from the start gate to the last join.  Each object
  * sits on its own cache line in both layouts, so neither pays false
  * sharing; reported memory counts only the synchronisation state.
@@ -34,12 +35,17 @@ struct herd_pc_slot {
 	alignas(64) struct herd_percond pc; /* pc.held guarded by pc.mtx */
 };
 
+struct herd_mx_slot {
+	alignas(64) pthread_mutex_t mtx;
+};
+
 struct herd_shared {
 	const struct herd_variant *v;
 	const struct herd_params *p;
 	struct fwait_table *t;
 	struct herd_obj *objs;
 	struct herd_pc_slot *pcs;
+	struct herd_mx_slot *mxs;
 	/* relaxed: a plain "time is up" flag; workers finish their current
 	 * operation, and the joins order everything that matters. */
 	_Atomic bool stop;
@@ -125,19 +131,33 @@ static void *worker_main(void *arg)
 	gate_wait(s);
 	while (take_ticket(s)) {
 		unsigned k = (unsigned)(util_rand_next(&rng) % p->objects);
-		int rc;
-		if (s->v->kind == HERD_FWAIT) {
+		int rc = -EINVAL;
+		switch (s->v->kind) {
+		case HERD_FWAIT: {
 			_Atomic uint32_t *word = &s->objs[k].word;
 			rc = fwait_bit_lock(s->t, word, 0, NULL);
 			if (rc == 0) {
 				w->hold_s += hold(p->hold_us);
 				rc = fwait_bit_unlock(s->t, word, 0);
 			}
-		} else {
+			break;
+		}
+		case HERD_PERCOND: {
 			struct herd_percond *pc = &s->pcs[k].pc;
 			rc = percond_lock(pc, &w->spurious);
 			w->hold_s += hold(p->hold_us);
 			percond_unlock(pc);
+			break;
+		}
+		case HERD_MUTEX: {
+			pthread_mutex_t *m = &s->mxs[k].mtx;
+			rc = -pthread_mutex_lock(m);
+			if (rc == 0) {
+				w->hold_s += hold(p->hold_us);
+				rc = -pthread_mutex_unlock(m);
+			}
+			break;
+		}
 		}
 		if (rc) {
 			w->err = rc;
@@ -157,8 +177,8 @@ static int setup(struct herd_shared *s, const struct herd_variant *v,
 	pthread_mutex_init(&s->gate_mtx, NULL);
 	pthread_cond_init(&s->gate_cond, NULL);
 	if (v->kind == HERD_FWAIT) {
-		struct fwait_config cfg = { .nbuckets = p->buckets, .policy = v->policy,
-					    .max_steals = v->max_steals };
+		struct fwait_config cfg = v->cfg;
+		cfg.nbuckets = p->buckets;
 		int rc = fwait_table_create(&s->t, &cfg);
 		if (rc) {
 			fprintf(stderr, "fwait-herd: %s: fwait_table_create: %s\n", v->name,
@@ -169,6 +189,12 @@ static int setup(struct herd_shared *s, const struct herd_variant *v,
 		if (!s->objs)
 			return -ENOMEM;
 		memset(s->objs, 0, sizeof(*s->objs) * p->objects);
+	} else if (v->kind == HERD_MUTEX) {
+		s->mxs = aligned_alloc(64, sizeof(*s->mxs) * p->objects);
+		if (!s->mxs)
+			return -ENOMEM;
+		for (unsigned k = 0; k < p->objects; k++)
+			pthread_mutex_init(&s->mxs[k].mtx, NULL);
 	} else {
 		s->pcs = aligned_alloc(64, sizeof(*s->pcs) * p->objects);
 		if (!s->pcs)
@@ -190,7 +216,12 @@ static void teardown(struct herd_shared *s)
 			pthread_mutex_destroy(&s->pcs[k].pc.mtx);
 		}
 	}
+	if (s->mxs) {
+		for (unsigned k = 0; k < s->p->objects; k++)
+			pthread_mutex_destroy(&s->mxs[k].mtx);
+	}
 	free(s->pcs);
+	free(s->mxs);
 	free(s->objs);
 	fwait_table_destroy(s->t);
 	pthread_cond_destroy(&s->gate_cond);
@@ -200,7 +231,7 @@ static void teardown(struct herd_shared *s)
 static void fill_stats(const struct herd_shared *s, struct herd_result *out)
 {
 	if (s->v->kind != HERD_FWAIT) {
-		out->sync_bytes = (size_t)s->p->objects * sizeof(struct herd_percond);
+		out->sync_bytes = (size_t)s->p->objects * herd_object_bytes(s->v->kind);
 		return;
 	}
 	struct fwait_stats st;
@@ -212,6 +243,16 @@ static void fill_stats(const struct herd_shared *s, struct herd_result *out)
 	out->foreign_skipped = st.foreign_skipped;
 	out->max_bucket_depth = st.max_bucket_depth;
 	out->sync_bytes = st.table_bytes;
+}
+
+size_t herd_object_bytes(enum herd_kind kind)
+{
+	switch (kind) {
+	case HERD_FWAIT: return sizeof(uint32_t);
+	case HERD_PERCOND: return sizeof(struct herd_percond);
+	case HERD_MUTEX: return sizeof(pthread_mutex_t);
+	}
+	return 0;
 }
 
 static void gate_wait(struct herd_shared *s)
