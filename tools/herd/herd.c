@@ -51,6 +51,9 @@ static void usage(FILE *f)
 		"  -k N        objects (default 32)\n"
 		"  -b N        wait-table buckets (default 8)\n"
 		"  -H US       hold time in microseconds, a nanosleep (default 50)\n"
+		"  -C NS       compute hold instead of the sleep: spin on the clock for NS\n"
+		"              nanoseconds inside the lock, never sleeping (-H then absent\n"
+		"              or 0; -H 0 -C 0: no hold at all)\n"
 		"  -d SECONDS  run time per policy (default 3)\n"
 		"  -n OPS      acquisitions per policy instead of a run time\n"
 		"  -s SEED     seed of the object picks (default 1)\n"
@@ -104,6 +107,7 @@ static int parse_options(int argc, char **argv, struct herd_options *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c, rc = 0;
+	bool hold_given = false;
 
 	memset(o, 0, sizeof(*o));
 	o->p = (struct herd_params){ .threads = 512, .objects = 32, .buckets = 8,
@@ -111,12 +115,16 @@ static int parse_options(int argc, char **argv, struct herd_options *o)
 	for (size_t i = 0; i < NALL; i++)
 		o->chosen[o->nchosen++] = &all_variants[i];
 
-	while (rc == 0 && (c = getopt_long(argc, argv, "t:k:b:H:d:n:s:p:h", longs, NULL)) != -1) {
+	while (rc == 0 && (c = getopt_long(argc, argv, "t:k:b:H:C:d:n:s:p:h", longs, NULL)) != -1) {
 		switch (c) {
 		case 't': rc = util_opt_unsigned("fwait-herd", "-t", optarg, 1, 32768, &o->p.threads); break;
 		case 'k': rc = util_opt_unsigned("fwait-herd", "-k", optarg, 1, 1u << 26, &o->p.objects); break;
 		case 'b': rc = util_opt_unsigned("fwait-herd", "-b", optarg, 1, 1u << 24, &o->p.buckets); break;
-		case 'H': rc = util_opt_unsigned("fwait-herd", "-H", optarg, 0, 10000000, &o->p.hold_us); break;
+		case 'H':
+			rc = util_opt_unsigned("fwait-herd", "-H", optarg, 0, 10000000, &o->p.hold_us);
+			hold_given = true;
+			break;
+		case 'C': rc = util_opt_unsigned("fwait-herd", "-C", optarg, 0, 10000000, &o->p.compute_ns); break;
 		case 'd': rc = util_opt_double("fwait-herd", "-d", optarg, 0.001, 3600, &o->p.seconds); break;
 		case 'n': rc = util_opt_u64("fwait-herd", "-n", optarg, 1, UINT64_MAX / 4, &o->p.ops); break;
 		case 's': rc = util_opt_u64("fwait-herd", "-s", optarg, 0, UINT64_MAX - 1, &o->p.seed); break;
@@ -129,6 +137,15 @@ static int parse_options(int argc, char **argv, struct herd_options *o)
 	if (rc == 0 && optind < argc) {
 		fprintf(stderr, "fwait-herd: unexpected argument '%s'\n", argv[optind]);
 		rc = -EINVAL;
+	}
+	/* One hold: a sleep or a spin, not both. */
+	if (rc == 0 && o->p.compute_ns) {
+		if (hold_given && o->p.hold_us) {
+			fprintf(stderr, "fwait-herd: -H %u and -C %u: the hold is a sleep (-H) or a "
+				"compute hold (-C), not both\n", o->p.hold_us, o->p.compute_ns);
+			rc = -EINVAL;
+		}
+		o->p.hold_us = 0;
 	}
 	return rc;
 }

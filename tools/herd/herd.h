@@ -38,6 +38,7 @@ struct herd_variant {
 
 struct herd_params {
 	unsigned threads, objects, buckets, hold_us;
+	unsigned compute_ns;       /* > 0: a compute hold instead (hold_us is 0) */
 	double seconds;            /* per variant, when ops == 0 */
 	uint64_t ops;              /* acquisitions per variant; 0 = timed */
 	uint64_t seed;
@@ -59,6 +60,12 @@ struct herd_result {
 	uint64_t waits, wakeups, handoffs, foreign_skipped;
 	uint32_t max_bucket_depth;
 	size_t sync_bytes;         /* fwait: table_bytes; others: K * object bytes */
+	/* The wait: from calling lock to holding, over every acquisition. */
+	uint64_t wait_p50_ns, wait_p99_ns, wait_max_ns;
+	double wait_mean_ns;
+	/* Fairness: acquisitions per thread, over the threads that ran. */
+	unsigned threads;
+	uint64_t acq_min, acq_max;
 };
 
 /* The synchronisation state one object adds: fwait its 32-bit word (the

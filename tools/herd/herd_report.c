@@ -1,6 +1,7 @@
 /*
  * herd_report.c - fwait-herd's report: the header, one row per variant,
- * then the CPU ratios and the memory comparison.
+ * then the wait-and-fairness table, the CPU ratios and the memory
+ * comparison.
  *
  * Design note: everything goes through one emitter (util/emitter.h): JSON
  * lines are its compact back-end, the table its table back-end
@@ -34,6 +35,19 @@ static double per_acq(double v, uint64_t acq)
 static double cpu_per_acq(const struct herd_result *r)
 {
 	return per_acq(r->user_s + r->sys_s, r->acquisitions);
+}
+
+static double mean_per_thread(const struct herd_result *r)
+{
+	return r->threads ? (double)r->acquisitions / (double)r->threads : NAN;
+}
+
+/* min/mean acquisitions per thread: 1 = every thread got its share, 0 = at
+ * least one thread starved. */
+static double fairness(const struct herd_result *r)
+{
+	double mean = mean_per_thread(r);
+	return mean > 0 ? (double)r->acq_min / mean : NAN;
 }
 
 static size_t percond_bytes(uint64_t objects)
@@ -70,6 +84,12 @@ static char *cmdline(int argc, char **argv)
 	return s;
 }
 
+/* The hold regime, as the JSON header names it. */
+static const char *hold_kind(const struct herd_params *p)
+{
+	return p->compute_ns ? "compute" : p->hold_us ? "sleep" : "none";
+}
+
 /* A number as printf's %g writes it (finite values only: valid JSON). */
 static void kv_g(struct emitter *e, const char *key, double v)
 {
@@ -96,15 +116,22 @@ void herd_print_header(struct emitter *e, const struct herd_options *o, int argc
 		kv_g(e, "seconds", p->seconds);
 		emitter_kv_u64(e, "ops", p->ops);
 		emitter_kv_u64(e, "seed", p->seed);
+		emitter_kv_u64(e, "compute_ns", p->compute_ns);
+		emitter_kv_str(e, "hold", hold_kind(p));
 		emitter_dict_end(e);
 		free(cmd);
 		return;
 	}
 	emitter_table_printf(e, "# command: %s\n", cmd ? cmd : "?");
 	free(cmd);
-	emitter_table_printf(e, "# machine: nproc %ld; threads %u, objects %u, buckets %u, "
-			     "hold %u us (nanosleep), ", ncpu, p->threads, p->objects,
-			     p->buckets, p->hold_us);
+	emitter_table_printf(e, "# machine: nproc %ld; threads %u, objects %u, buckets %u, ",
+			     ncpu, p->threads, p->objects, p->buckets);
+	if (p->compute_ns)
+		emitter_table_printf(e, "hold %u ns (compute: spin on the clock), ", p->compute_ns);
+	else if (p->hold_us)
+		emitter_table_printf(e, "hold %u us (nanosleep), ", p->hold_us);
+	else
+		emitter_table_printf(e, "no hold (-H 0 -C 0), ");
 	if (p->ops)
 		emitter_table_printf(e, "%llu acquisitions per policy", (unsigned long long)p->ops);
 	else
@@ -112,7 +139,8 @@ void herd_print_header(struct emitter *e, const struct herd_options *o, int argc
 	emitter_table_printf(e, ", seed %llu\n", (unsigned long long)p->seed);
 	emitter_table_printf(e, "# CPU = getrusage(RUSAGE_SELF) user+sys over the run; vcsw = "
 			     "voluntary context switches; spurious = woken but had to sleep again\n");
-	emitter_table_printf(e, "# hold_us = measured mean hold (nanosleep + timer slack); "
+	emitter_table_printf(e, "# hold_us = measured mean hold (nanosleep + timer slack, or the "
+			     "spin up to the next clock read); "
 			     "fgn/acq = waiters of other keys walked past per acquisition; "
 			     "maxdep = max_bucket_depth\n");
 	emitter_table_printf(e, "%-15s %9s %9s %7s %9s %9s %9s %8s %8s %9s %8s %7s %6s %10s %12s\n",
@@ -159,6 +187,19 @@ void herd_print_row(struct emitter *e, const struct herd_options *o, const struc
 		emitter_kv_u64(e, "sync_bytes", r->sync_bytes);
 		emitter_kv_u64(e, "percond_bytes", percond_bytes(o->p.objects));
 		emitter_kv_double(e, "projected_1m_bytes", proj, 0);
+		/* Appended in issue 11: involuntary switches, CPU in us, the
+		 * wait's quantiles and the fairness of the threads. */
+		emitter_kv_double(e, "ivcsw_per_acq", per_acq((double)r->ivcsw, a), 4);
+		emitter_kv_double(e, "cpu_us_per_acq", cpu_per_acq(r) * 1e6, 4);
+		emitter_kv_u64(e, "wait_p50_ns", r->wait_p50_ns);
+		emitter_kv_u64(e, "wait_p99_ns", r->wait_p99_ns);
+		emitter_kv_u64(e, "wait_max_ns", r->wait_max_ns);
+		emitter_kv_double(e, "wait_mean_ns", r->wait_mean_ns, 1);
+		emitter_kv_u64(e, "threads_run", r->threads);
+		emitter_kv_u64(e, "acq_per_thread_min", r->acq_min);
+		emitter_kv_double(e, "acq_per_thread_mean", mean_per_thread(r), 1);
+		emitter_kv_u64(e, "acq_per_thread_max", r->acq_max);
+		emitter_kv_double(e, "fairness_min_mean", fairness(r), 4);
 		emitter_dict_end(e);
 		return;
 	}
@@ -174,7 +215,7 @@ void herd_print_row(struct emitter *e, const struct herd_options *o, const struc
 		snprintf(fgn_s, sizeof(fgn_s), "%.1f", per_acq((double)r->foreign_skipped, a));
 		snprintf(dep_s, sizeof(dep_s), "%u", r->max_bucket_depth);
 	}
-	emitter_table_printf(e, "%-15s %9llu %9.0f %7.1f %9.4f %9.4f %9.4f %8.2f %8s %9s %8s "
+	emitter_table_printf(e, "%-15s %9llu %9.0f %7.2f %9.4f %9.4f %9.4f %8.2f %8s %9s %8s "
 			     "%7s %6s %10zu %12.0f\n",
 			     v->name, (unsigned long long)a, (double)a / r->wall_s,
 			     per_acq(r->hold_s, a) * 1e6, per_1k(r->user_s, a), per_1k(r->sys_s, a),
@@ -268,9 +309,45 @@ static void print_memory(struct emitter *e, const struct herd_options *o,
 			     mx_1m / 1048576.0, PROJECTED_OBJECTS);
 }
 
+/* The table's view of the rows' appended fields: per variant, what a
+ * caller of lock sees (throughput, cost, switches, the wait) and whether
+ * every thread got its share. */
+static void print_waits(struct emitter *e, const struct herd_options *o,
+			const struct herd_result *rs)
+{
+	if (emitter_is_json(e))
+		return; /* the rows carry all of it */
+	emitter_table_printf(e, "\n# per variant: cpu_us/acq = CPU us per acquisition; "
+			     "vcsw, ivcsw = voluntary, involuntary context switches; "
+			     "spur = spurious wakeups\n");
+	emitter_table_printf(e, "# wait = from calling lock to holding (p50, p99, max over every "
+			     "acquisition; includes one clock read); acq/thread min and mean over "
+			     "the %u threads: min/mean 1 = fair, 0 = a thread starved\n",
+			     o->p.threads);
+	emitter_table_printf(e, "%-15s %10s %10s %9s %9s %9s %11s %11s %11s %9s %10s %8s\n",
+			     "policy", "acq/s", "cpu_us/acq", "vcsw/acq", "ivcsw/acq",
+			     "spur/acq", "wait_p50_us", "wait_p99_us", "wait_max_us", "thr_min",
+			     "thr_mean", "min/mean");
+	for (unsigned i = 0; i < o->nchosen; i++) {
+		const struct herd_result *r = &rs[i];
+		uint64_t a = r->acquisitions;
+		char spa_s[32] = "-";
+		if (o->chosen[i]->kind != HERD_MUTEX)
+			snprintf(spa_s, sizeof(spa_s), "%.3f", per_acq((double)r->spurious, a));
+		emitter_table_printf(e, "%-15s %10.0f %10.3f %9.3f %9.3f %9s %11.2f %11.2f %11.1f "
+				     "%9llu %10.1f %8.3f\n",
+				     o->chosen[i]->name, (double)a / r->wall_s, cpu_per_acq(r) * 1e6,
+				     per_acq((double)r->vcsw, a), per_acq((double)r->ivcsw, a), spa_s,
+				     (double)r->wait_p50_ns * 1e-3, (double)r->wait_p99_ns * 1e-3,
+				     (double)r->wait_max_ns * 1e-3, (unsigned long long)r->acq_min,
+				     mean_per_thread(r), fairness(r));
+	}
+}
+
 void herd_print_summary(struct emitter *e, const struct herd_options *o,
 			const struct herd_result *rs)
 {
+	print_waits(e, o, rs);
 	print_ratios(e, o, rs);
 	print_memory(e, o, rs);
 }
