@@ -3,11 +3,25 @@
  *
  * Design note: T threads each repeat lock / hold / unlock on an object
  * picked at random (util_rand_next, the state util_rand_seed(seed, thread),
- * so every variant sees the same sequence of picks).  The hold is a nanosleep, as an I/O would
- * be, so holders sleep with the lock held and waiters really queue.  fwait
+ * so every variant sees the same sequence of picks).  The hold is one of
+ * three regimes: a nanosleep of -H us, as an I/O would be, so holders sleep
+ * with the lock held and waiters really queue; a compute hold of -C ns,
+ * which spins on util_now_ns until that much time has passed since the lock
+ * was taken (it never sleeps or yields: a short critical section); or no
+ * hold at all.  The compute hold spins on the clock rather than running a
+ * calibrated loop of arithmetic because the hold is specified in time and
+ * the machine is shared: a calibration taken once would be off by whatever
+ * else ran during it, and by any change of clock speed afterwards, while
+ * the clock (the vDSO, about 25 ns a read) is right by construction and the
+ * hold's last read is also its measurement.  Each acquisition reads the
+ * clock once before the lock call and once after it returns: their
+ * difference (the wait, including one clock read) goes into the worker's
+ * own log-linear histogram (herd_hist.h), and the second read is also the
+ * start of the hold.  Nothing is allocated on that path.  fwait
  * variants lock bit 0 of the object's word through one table of B buckets;
  * the percond baseline gives every object its own mutex, condvar and held
- * flag.  CPU time and context switches are getrusage(RUSAGE_SELF) deltas
+ * flag (unlock signals one waiter); the mutex baseline a plain pthread
+ * mutex (default type: glibc's barging futex lock, no spinning).  CPU time and context switches are getrusage(RUSAGE_SELF) deltas
  * over the whole run, from the start gate to the last join.  Each object
  * sits on its own cache line in both layouts, so neither pays false
  * sharing; reported memory counts only the synchronisation state.
@@ -15,6 +29,7 @@
 #include "herd.h"
 #include "util/clock.h"
 #include "util/prng.h"
+#include "herd_hist.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -34,12 +49,17 @@ struct herd_pc_slot {
 	alignas(64) struct herd_percond pc; /* pc.held guarded by pc.mtx */
 };
 
+struct herd_mx_slot {
+	alignas(64) pthread_mutex_t mtx;
+};
+
 struct herd_shared {
 	const struct herd_variant *v;
 	const struct herd_params *p;
 	struct fwait_table *t;
 	struct herd_obj *objs;
 	struct herd_pc_slot *pcs;
+	struct herd_mx_slot *mxs;
 	/* relaxed: a plain "time is up" flag; workers finish their current
 	 * operation, and the joins order everything that matters. */
 	_Atomic bool stop;
@@ -51,12 +71,14 @@ struct herd_shared {
 	bool gate_open;
 };
 
+/* One per thread, each on its own cache lines (aligned_alloc). */
 struct herd_worker {
-	struct herd_shared *s;
+	alignas(64) struct herd_shared *s;
 	unsigned id;
 	uint64_t acquisitions, spurious;
-	double hold_s; /* measured: nanosleep overshoots by the timer slack */
+	uint64_t hold_ns; /* measured: nanosleep overshoots by the timer slack */
 	int err;
+	struct herd_hist wait; /* ns from calling lock to holding */
 };
 
 /* Seconds since t0_ns (a util_now_ns). */
@@ -70,16 +92,22 @@ static double tv_s(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6;
 }
 
-/* Returns the seconds actually held. */
-static double hold(unsigned hold_us)
+/* Holds the lock taken at t1 (a util_now_ns); returns the ns held. */
+static uint64_t hold(const struct herd_params *p, uint64_t t1)
 {
-	if (hold_us == 0)
+	if (p->compute_ns) {
+		uint64_t now;
+		do
+			now = util_now_ns();
+		while (now - t1 < p->compute_ns);
+		return now - t1;
+	}
+	if (p->hold_us == 0)
 		return 0;
-	struct timespec ts = { hold_us / 1000000u, (long)(hold_us % 1000000u) * 1000L };
-	uint64_t t0 = util_now_ns();
+	struct timespec ts = { p->hold_us / 1000000u, (long)(p->hold_us % 1000000u) * 1000L };
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
 		;
-	return since_s(t0);
+	return util_now_ns() - t1;
 }
 
 static bool take_ticket(struct herd_shared *s)
@@ -113,6 +141,33 @@ static int percond_unlock(struct herd_percond *pc)
 	return 0;
 }
 
+/* Takes object k as variant kind does; 0 or a negative errno. */
+static int obj_lock(struct herd_shared *s, struct herd_worker *w, unsigned k)
+{
+	switch (s->v->kind) {
+	case HERD_FWAIT:
+		return fwait_bit_lock(s->t, &s->objs[k].word, 0, NULL);
+	case HERD_PERCOND:
+		return percond_lock(&s->pcs[k].pc, &w->spurious);
+	case HERD_MUTEX:
+		return -pthread_mutex_lock(&s->mxs[k].mtx);
+	}
+	return -EINVAL;
+}
+
+static int obj_unlock(struct herd_shared *s, unsigned k)
+{
+	switch (s->v->kind) {
+	case HERD_FWAIT:
+		return fwait_bit_unlock(s->t, &s->objs[k].word, 0);
+	case HERD_PERCOND:
+		return percond_unlock(&s->pcs[k].pc);
+	case HERD_MUTEX:
+		return -pthread_mutex_unlock(&s->mxs[k].mtx);
+	}
+	return -EINVAL;
+}
+
 static void gate_wait(struct herd_shared *s);
 
 static void *worker_main(void *arg)
@@ -125,19 +180,13 @@ static void *worker_main(void *arg)
 	gate_wait(s);
 	while (take_ticket(s)) {
 		unsigned k = (unsigned)(util_rand_next(&rng) % p->objects);
-		int rc;
-		if (s->v->kind == HERD_FWAIT) {
-			_Atomic uint32_t *word = &s->objs[k].word;
-			rc = fwait_bit_lock(s->t, word, 0, NULL);
-			if (rc == 0) {
-				w->hold_s += hold(p->hold_us);
-				rc = fwait_bit_unlock(s->t, word, 0);
-			}
-		} else {
-			struct herd_percond *pc = &s->pcs[k].pc;
-			rc = percond_lock(pc, &w->spurious);
-			w->hold_s += hold(p->hold_us);
-			percond_unlock(pc);
+		uint64_t t0 = util_now_ns();
+		int rc = obj_lock(s, w, k);
+		if (rc == 0) {
+			uint64_t t1 = util_now_ns();
+			herd_hist_add(&w->wait, t1 - t0);
+			w->hold_ns += hold(p, t1);
+			rc = obj_unlock(s, k);
 		}
 		if (rc) {
 			w->err = rc;
@@ -157,8 +206,8 @@ static int setup(struct herd_shared *s, const struct herd_variant *v,
 	pthread_mutex_init(&s->gate_mtx, NULL);
 	pthread_cond_init(&s->gate_cond, NULL);
 	if (v->kind == HERD_FWAIT) {
-		struct fwait_config cfg = { .nbuckets = p->buckets, .policy = v->policy,
-					    .max_steals = v->max_steals };
+		struct fwait_config cfg = v->cfg;
+		cfg.nbuckets = p->buckets;
 		int rc = fwait_table_create(&s->t, &cfg);
 		if (rc) {
 			fprintf(stderr, "fwait-herd: %s: fwait_table_create: %s\n", v->name,
@@ -169,6 +218,12 @@ static int setup(struct herd_shared *s, const struct herd_variant *v,
 		if (!s->objs)
 			return -ENOMEM;
 		memset(s->objs, 0, sizeof(*s->objs) * p->objects);
+	} else if (v->kind == HERD_MUTEX) {
+		s->mxs = aligned_alloc(64, sizeof(*s->mxs) * p->objects);
+		if (!s->mxs)
+			return -ENOMEM;
+		for (unsigned k = 0; k < p->objects; k++)
+			pthread_mutex_init(&s->mxs[k].mtx, NULL);
 	} else {
 		s->pcs = aligned_alloc(64, sizeof(*s->pcs) * p->objects);
 		if (!s->pcs)
@@ -190,7 +245,12 @@ static void teardown(struct herd_shared *s)
 			pthread_mutex_destroy(&s->pcs[k].pc.mtx);
 		}
 	}
+	if (s->mxs) {
+		for (unsigned k = 0; k < s->p->objects; k++)
+			pthread_mutex_destroy(&s->mxs[k].mtx);
+	}
 	free(s->pcs);
+	free(s->mxs);
 	free(s->objs);
 	fwait_table_destroy(s->t);
 	pthread_cond_destroy(&s->gate_cond);
@@ -200,7 +260,7 @@ static void teardown(struct herd_shared *s)
 static void fill_stats(const struct herd_shared *s, struct herd_result *out)
 {
 	if (s->v->kind != HERD_FWAIT) {
-		out->sync_bytes = (size_t)s->p->objects * sizeof(struct herd_percond);
+		out->sync_bytes = (size_t)s->p->objects * herd_object_bytes(s->v->kind);
 		return;
 	}
 	struct fwait_stats st;
@@ -212,6 +272,16 @@ static void fill_stats(const struct herd_shared *s, struct herd_result *out)
 	out->foreign_skipped = st.foreign_skipped;
 	out->max_bucket_depth = st.max_bucket_depth;
 	out->sync_bytes = st.table_bytes;
+}
+
+size_t herd_object_bytes(enum herd_kind kind)
+{
+	switch (kind) {
+	case HERD_FWAIT: return sizeof(uint32_t);
+	case HERD_PERCOND: return sizeof(struct herd_percond);
+	case HERD_MUTEX: return sizeof(pthread_mutex_t);
+	}
+	return 0;
 }
 
 static void gate_wait(struct herd_shared *s)
@@ -264,10 +334,12 @@ int herd_run(const struct herd_variant *v, const struct herd_params *p,
 
 	memset(out, 0, sizeof(*out));
 	int rc = setup(&s, v, p);
-	struct herd_worker *ws = calloc(p->threads, sizeof(*ws));
+	struct herd_worker *ws = aligned_alloc(64, sizeof(*ws) * p->threads);
 	pthread_t *tids = calloc(p->threads, sizeof(*tids));
 	if (rc == 0 && (!ws || !tids))
 		rc = -ENOMEM;
+	if (ws)
+		memset(ws, 0, sizeof(*ws) * p->threads);
 	if (rc) {
 		teardown(&s);
 		free(ws);
@@ -292,16 +364,32 @@ int herd_run(const struct herd_variant *v, const struct herd_params *p,
 	getrusage(RUSAGE_SELF, &ru1);
 	out->wall_s = since_s(t0);
 
-	uint64_t pc_spurious = 0;
+	uint64_t pc_spurious = 0, hold_ns = 0;
+	out->threads = started;
+	out->acq_min = started ? UINT64_MAX : 0;
 	for (unsigned i = 0; i < started; i++) {
 		out->acquisitions += ws[i].acquisitions;
-		out->hold_s += ws[i].hold_s;
+		hold_ns += ws[i].hold_ns;
 		pc_spurious += ws[i].spurious;
+		if (ws[i].acquisitions < out->acq_min)
+			out->acq_min = ws[i].acquisitions;
+		if (ws[i].acquisitions > out->acq_max)
+			out->acq_max = ws[i].acquisitions;
+		if (i)
+			herd_hist_merge(&ws[0].wait, &ws[i].wait);
 		if (ws[i].err && rc == 0) {
 			fprintf(stderr, "fwait-herd: %s: thread %u: %s\n", v->name, i,
 				strerror(-ws[i].err));
 			rc = ws[i].err;
 		}
+	}
+	out->hold_s = (double)hold_ns * 1e-9;
+	if (started) {
+		const struct herd_hist *h = &ws[0].wait; /* all of them, merged */
+		out->wait_p50_ns = herd_hist_quantile(h, 0.50);
+		out->wait_p99_ns = herd_hist_quantile(h, 0.99);
+		out->wait_max_ns = h->max_ns;
+		out->wait_mean_ns = h->count ? (double)h->sum_ns / (double)h->count : 0;
 	}
 	out->user_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime);
 	out->sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
