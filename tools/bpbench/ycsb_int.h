@@ -35,7 +35,7 @@
 
 #include "cpu.h"
 #include "gen.h"
-#include "hist.h"
+#include "util/hist.h"
 #include "kv.h"
 #include "statsfile.h"
 #include "util/emitter.h"
@@ -74,7 +74,7 @@ struct ycsb_worker {
 	struct zipf zipf;
 	int rc;
 	char err[200];
-	struct hist hist[OP_COUNT];
+	struct util_hist hist[OP_COUNT];
 };
 
 enum ycsb_phase { PHASE_LOAD, PHASE_RUN };

@@ -111,11 +111,11 @@ void ycsb_report_load(struct ycsb_run *R, double secs)
 	emitter_dict_end(&R->json);
 }
 
-static void report_latency(struct ycsb_run *R, const char *name, const struct hist *h)
+static void report_latency(struct ycsb_run *R, const char *name, const struct util_hist *h)
 {
 	double mean = h->count ? (double)h->sum_ns / (double)h->count : 0;
-	uint64_t p50 = hist_quantile(h, 0.5), p99 = hist_quantile(h, 0.99),
-		 p999 = hist_quantile(h, 0.999);
+	uint64_t p50 = util_hist_quantile(h, 0.5), p99 = util_hist_quantile(h, 0.99),
+		 p999 = util_hist_quantile(h, 0.999);
 	emitter_table_printf(&R->out, "  %-8s %11" PRIu64 " %9.1f %9.1f %9.1f %9.1f %9.1f\n",
 			     name, h->count, mean / 1e3, p50 / 1e3, p99 / 1e3, p999 / 1e3,
 			     h->max_ns / 1e3);
@@ -192,13 +192,13 @@ static void report_result_json(struct ycsb_run *R, const struct bp_stats *s, uin
 
 void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struct cpu_usage u1)
 {
-	struct hist all = {0}, per[OP_COUNT] = {{0}};
+	struct util_hist all = {0}, per[OP_COUNT] = {{0}};
 	struct bp_stats s;
 	bp_stats_get(R->pool, &s);
 	for (unsigned i = 0; i < R->o.threads; i++)
 		for (int op = 0; op < OP_COUNT; op++) {
-			hist_merge(&per[op], &R->w[i].hist[op]);
-			hist_merge(&all, &R->w[i].hist[op]);
+			util_hist_merge(&per[op], &R->w[i].hist[op]);
+			util_hist_merge(&all, &R->w[i].hist[op]);
 		}
 	uint64_t ops = all.count;
 	double dops = ops ? (double)ops : 1, rate = secs > 0 ? (double)ops / secs : 0;

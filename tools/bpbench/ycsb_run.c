@@ -227,7 +227,7 @@ static void *worker_main(void *arg)
 			uint64_t t0 = util_now_ns();
 			if (do_op(w, op))
 				break;
-			hist_add(&w->hist[op], util_now_ns() - t0);
+			util_hist_add(&w->hist[op], util_now_ns() - t0);
 			atomic_fetch_add_explicit(&w->done, 1, memory_order_relaxed);
 		}
 	}

@@ -16,7 +16,7 @@
  * hold's last read is also its measurement.  Each acquisition reads the
  * clock once before the lock call and once after it returns: their
  * difference (the wait, including one clock read) goes into the worker's
- * own log-linear histogram (herd_hist.h), and the second read is also the
+ * own log-linear histogram (util/hist.h), and the second read is also the
  * start of the hold.  Nothing is allocated on that path.  fwait
  * variants lock bit 0 of the object's word through one table of B buckets;
  * the percond baseline gives every object its own mutex, condvar and held
@@ -29,7 +29,7 @@
 #include "herd.h"
 #include "util/clock.h"
 #include "util/prng.h"
-#include "herd_hist.h"
+#include "util/hist.h"
 
 #include <errno.h>
 #include <stdalign.h>
@@ -78,7 +78,7 @@ struct herd_worker {
 	uint64_t acquisitions, spurious;
 	uint64_t hold_ns; /* measured: nanosleep overshoots by the timer slack */
 	int err;
-	struct herd_hist wait; /* ns from calling lock to holding */
+	struct util_hist wait; /* ns from calling lock to holding */
 };
 
 /* Seconds since t0_ns (a util_now_ns). */
@@ -184,7 +184,7 @@ static void *worker_main(void *arg)
 		int rc = obj_lock(s, w, k);
 		if (rc == 0) {
 			uint64_t t1 = util_now_ns();
-			herd_hist_add(&w->wait, t1 - t0);
+			util_hist_add(&w->wait, t1 - t0);
 			w->hold_ns += hold(p, t1);
 			rc = obj_unlock(s, k);
 		}
@@ -376,7 +376,7 @@ int herd_run(const struct herd_variant *v, const struct herd_params *p,
 		if (ws[i].acquisitions > out->acq_max)
 			out->acq_max = ws[i].acquisitions;
 		if (i)
-			herd_hist_merge(&ws[0].wait, &ws[i].wait);
+			util_hist_merge(&ws[0].wait, &ws[i].wait);
 		if (ws[i].err && rc == 0) {
 			fprintf(stderr, "fwait-herd: %s: thread %u: %s\n", v->name, i,
 				strerror(-ws[i].err));
@@ -385,9 +385,9 @@ int herd_run(const struct herd_variant *v, const struct herd_params *p,
 	}
 	out->hold_s = (double)hold_ns * 1e-9;
 	if (started) {
-		const struct herd_hist *h = &ws[0].wait; /* all of them, merged */
-		out->wait_p50_ns = herd_hist_quantile(h, 0.50);
-		out->wait_p99_ns = herd_hist_quantile(h, 0.99);
+		const struct util_hist *h = &ws[0].wait; /* all of them, merged */
+		out->wait_p50_ns = util_hist_quantile(h, 0.50);
+		out->wait_p99_ns = util_hist_quantile(h, 0.99);
 		out->wait_max_ns = h->max_ns;
 		out->wait_mean_ns = h->count ? (double)h->sum_ns / (double)h->count : 0;
 	}
