@@ -45,6 +45,15 @@
  * reader is admitted once EPOCH differs from the value it queued under.
  * Latches have no timeout, so the counts stay exact.
  *
+ * Spin, then park (spin_then_try): a latch call that misses its fast path
+ * watches the word for ~2 us first, while nobody is queued.  Fairness is
+ * otherwise the protocol's own: the hand-over above already passes the
+ * latch to queued waiters (HANDOFF, admitted readers), and the wait table's
+ * head re-queue (fwait's eventual fairness) does not come into play, since
+ * a woken latch waiter never loses: its ready() finds what the releaser
+ * handed it.  (Releasing instead of handing over, to avoid the convoy,
+ * would change the phase-fair protocol and its tests: left for later.)
+ *
  * An exclusive latch also waits for BP_WRITEBACK to clear once held: writers
  * set WRITEBACK only under a shared latch, so no new write-back can start
  * while it is held and the page is stable while written.
@@ -173,12 +182,49 @@ static bool try_exclusive(struct bp_frame *f)
 			memory_order_acquire, memory_order_relaxed);
 }
 
+/* A pause in a spin loop (as fwait's spin_for_bit). */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* Spin, then park: before queueing, watch the word for up to L_SPIN_NS
+ * (relaxed loads and a pause) and retry the fast path whenever it looks
+ * takeable.  Phase fairness is untouched: the fast paths take the latch
+ * only when no exclusive waiter is queued (shared) or the word is 0
+ * (exclusive), exactly as before, so a spinner never barges past a queued
+ * waiter; it stops at once when a waiter is queued or a handoff is pending,
+ * since the latch will then be handed over, never freed.  true: taken. */
+#define L_SPIN_NS 2000u
+
+static bool spin_then_try(struct bp_frame *f, bool shared)
+{
+	uint64_t start = util_now_ns();
+	for (unsigned i = 1;; i++) {
+		/* Relaxed: only a look; the fast path's CAS acquires. */
+		uint64_t v = atomic_load_explicit(&f->latch, memory_order_relaxed);
+		if (v & (L_XW_MASK | L_SW_MASK | L_HANDOFF))
+			return false; /* queued waiters: they are served first */
+		if (shared ? !(v & L_X) : v == 0) {
+			if (shared ? try_shared(f) == 0 : try_exclusive(f))
+				return true;
+		}
+		if (i % 16 == 0 && util_now_ns() - start >= L_SPIN_NS)
+			return false;
+		cpu_relax();
+	}
+}
+
 /* 0, or -EAGAIN (a count at its maximum; nothing changed).  A full shared
  * count also goes through ready_shared, which decides under the bucket lock
  * (X may have been queued meanwhile, and then the thread queues). */
 static int lock_shared(struct bp_pool *p, struct bp_frame *f)
 {
-	if (try_shared(f) == 0)
+	if (try_shared(f) == 0 || spin_then_try(f, true))
 		return 0;
 	struct latch_wait w = { f, false, 0, 0 };
 	uint64_t t0 = util_now_ns();
@@ -191,7 +237,7 @@ static int lock_shared(struct bp_pool *p, struct bp_frame *f)
 /* 0, or -EAGAIN (XW at its maximum; nothing changed). */
 static int lock_exclusive(struct bp_pool *p, struct bp_frame *f)
 {
-	if (try_exclusive(f))
+	if (try_exclusive(f) || spin_then_try(f, false))
 		return 0;
 	struct latch_wait w = { f, false, 0, 0 };
 	uint64_t t0 = util_now_ns();

@@ -24,16 +24,25 @@
  *    themselves, which is the same argument Linux makes for clearing
  *    PG_locked and testing PG_waiters in one instruction.
  *
- * Lock bits under FWAIT_WAKE_ONE are handed off: an unlock that finds a
- * queued exclusive waiter leaves the bit set and passes ownership to the
- * oldest one, so a newcomer can never barge in between (strict FIFO).  With
- * max_steals > 0 the bit is released first and the handoff is attempted
- * under the bucket lock; a newcomer that got there first "steals" it, and
- * after max_steals steals from one waiter its bucket returns to strict
- * handoff until that waiter has been served or has timed out (Linux's
- * bounded unfairness).
+ * Lock bits under FWAIT_WAKE_ONE: a contended unlock (W seen) takes the
+ * bucket lock with the bit still held and decides there (unlock_wake_one).
+ * By default (FWAIT_HANDOFF_FAIR, eventual fairness) it releases the bit,
+ * clearing W in the same RMW if nobody of the word stays queued, and wakes
+ * the oldest exclusive waiter of the key; a running thread (a spinner, a
+ * newcomer, the unlocker itself coming back) may take the free bit first,
+ * so the lock never sits held while a woken thread is being scheduled (the
+ * convoy of strict handoff).  A woken waiter that loses re-announces W in
+ * take_or_announce, under the bucket lock, and re-queues at the head of its
+ * key with its age; once the oldest waiter is due (fair_ns since it first
+ * queued, or max_steals races lost: fw_due) the unlock hands it the bit
+ * instead, leaving it set, exactly as strict mode always does
+ * (FWAIT_HANDOFF_STRICT: strict FIFO).  Before queueing, a FAIR lock waiter
+ * spins briefly on the word (spin_for_bit).  The no-lost-wakeup argument is
+ * unchanged: a contended release happens under the bucket lock, which also
+ * serialises it against every waiter's "re-check and set W".
  */
 #include "fwait/internal.h"
+#include "util/clock.h"
 
 #include <errno.h>
 
@@ -121,6 +130,12 @@ int fwait_bit_trylock(_Atomic uint32_t *word, unsigned bit)
 	return 0;
 }
 
+/* WAKE_ONE with FWAIT_HANDOFF_FAIR: unlock releases, the woken race. */
+static bool fair(const struct fwait_table *t)
+{
+	return t->policy == FWAIT_WAKE_ONE && !t->strict;
+}
+
 /* The sleeping half of fwait_bit_lock (exclusive: take the bit) and
  * fwait_bit_wait (not exclusive: see the bit clear), on the table. */
 static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
@@ -137,30 +152,36 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 	fw_stat_add(&b->stats.slow_waits, 1);
 	for (;;) {
 		/* Re-checked after every wake: a lock can be taken, and an
-		 * event bit such as WRITEBACK set again, before we run. */
+		 * event bit such as WRITEBACK set again, before we run.
+		 * take_or_announce re-announces W in the same RMW that finds
+		 * the bit taken, so a woken loser (dequeued by its waker, who
+		 * may have cleared W as it left nobody queued) is covered by
+		 * the design note's argument exactly as a first-time waiter. */
 		if (exclusive ? take_or_announce(word, m) : clear_or_announce(word, m)) {
 			pthread_mutex_unlock(&b->lock);
 			break;
 		}
-		if (woken)
+		if (woken && exclusive && fair(t)) {
+			/* Woken as the oldest, and a running thread took the
+			 * bit first: back to the head of the key, keeping our
+			 * place and our age (first_ns), one race lost. */
 			fw_stat_add(&b->stats.spurious, 1);
-		fw_enqueue(b, &w);
+			fw_stat_add(&b->stats.lost_races, 1);
+			w.steals++;
+			fw_enqueue_head(b, &w);
+			/* Now due?  Then the next unlock hands off: tell the
+			 * spinners to queue instead (a hint, see internal.h). */
+			if (fw_due(t, &w))
+				atomic_store_explicit(&b->handing, true, memory_order_relaxed);
+		} else {
+			if (woken)
+				fw_stat_add(&b->stats.spurious, 1);
+			fw_enqueue(b, &w);
+		}
 
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);
 		if (state == FW_TIMEDOUT) {
-			/* Robbed max_steals times, we made the bucket strict,
-			 * and only a handoff to us clears that; leaving
-			 * unserved, we must clear it, or the bucket stays in
-			 * strict handoff for good.  (A raced exit needs
-			 * nothing: under WAKE_ONE only a handoff chooses an
-			 * exclusive waiter, and it clears strict itself;
-			 * fwait_bit_clear is for event bits.) */
-			/* Relaxed, as every access of strict: a hint that
-			 * unlockers read without the lock (internal.h); we
-			 * write it under the bucket lock like the others. */
-			if (t->max_steals && w.steals >= t->max_steals)
-				atomic_store_explicit(&b->strict, false, memory_order_relaxed);
 			fw_stat_add(&b->stats.timeouts, 1);
 			tidy_waiters_bit(b, word);
 			pthread_mutex_unlock(&b->lock);
@@ -170,9 +191,12 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 		if (raced) {
 			/* Chosen just as our deadline passed.  A handoff gave
 			 * us the bit: pass it on to the next waiter rather than
-			 * strand it.  A plain wake (WAKE_ALL, BROADCAST, clear)
-			 * woke every waiter of the key, so nothing is passed
-			 * on; report what is true now. */
+			 * strand it.  A plain wake (WAKE_ALL, BROADCAST, clear,
+			 * or FAIR's wake of the oldest) came after a release;
+			 * report what is true now: if the trylock fails, the
+			 * bit has a holder, and W is set while anyone of the
+			 * word is still queued, so that holder's unlock wakes
+			 * the next waiter: nothing is stranded. */
 			if (state == FW_HANDED)
 				fwait_bit_unlock(t, word, bit);
 			bool done = state != FW_HANDED &&
@@ -193,6 +217,42 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 	return rc;
 }
 
+/* A pause in a spin loop: lets the sibling hyperthread run and eases the
+ * memory-order pipeline flush when the watched line changes. */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ __volatile__("yield" ::: "memory");
+#endif
+}
+
+/* FAIR: spin up to t->spin_ns for the bit to look free, then CAS it; true
+ * if taken.  Gives up at once while the bucket is handing bits over: a due
+ * waiter will be given the bit without its ever being free. */
+static bool spin_for_bit(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
+{
+	struct fw_bucket *b = fw_bucket_of(t, word);
+	uint64_t start = util_now_ns();
+
+	for (unsigned i = 1;; i++) {
+		/* Relaxed: a hint (internal.h), it decides nothing. */
+		if (atomic_load_explicit(&b->handing, memory_order_relaxed))
+			return false;
+		/* Relaxed: only a look; the CAS below is what acquires. */
+		uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
+		/* acquire on success: pairs with the release RMW of the
+		 * unlock that freed the bit (its critical section). */
+		if (!(v & m) && atomic_compare_exchange_weak_explicit(word, &v, v | m,
+				memory_order_acquire, memory_order_relaxed))
+			return true;
+		if (i % 16 == 0 && util_now_ns() - start >= t->spin_ns)
+			return false;
+		cpu_relax();
+	}
+}
+
 int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 		   const struct timespec *deadline)
 {
@@ -202,25 +262,36 @@ int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
 		return 0; /* uncontended: one atomic op, no table access */
 	if (t->policy == FWAIT_FUTEX)
 		return fw_futex_wait(t, word, bit_mask(bit), true, deadline);
+	if (fair(t) && t->spin_ns && spin_for_bit(t, word, bit_mask(bit)))
+		return 0;
 	return bit_sleep(t, word, bit, true, deadline);
 }
 
-/* WAKE_ONE strict handoff: the bit is still set and W was seen. */
-static int unlock_handoff(struct fwait_table *t, struct fw_bucket *b,
-			  _Atomic uint32_t *word, unsigned bit, uint32_t m)
+/* WAKE_ONE: the bit is still ours and W was seen.  Decide under the bucket
+ * lock, with the bit still held (as parking_lot's unlock_slow does), so the
+ * choice between handing over and releasing sees the queue as it is:
+ *  - the oldest exclusive waiter is handed the bit (it stays set) under
+ *    STRICT, or under FAIR if it is due (fw_due);
+ *  - otherwise the bit is released, and the oldest exclusive waiter (if any)
+ *    and every non-exclusive waiter of the key are woken to race for it. */
+static int unlock_wake_one(struct fwait_table *t, struct fw_bucket *b,
+			   _Atomic uint32_t *word, unsigned bit, uint32_t m)
 {
 	struct fw_wake_list l = { 0 };
+	uint64_t walked = 0;
 
 	pthread_mutex_lock(&b->lock);
 	fw_stat_add(&b->stats.slow_wakes, 1);
 	bool others;
-	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit, &others);
-	if (w) {
+	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit, &others, &walked);
+	if (w && (t->strict || fw_due(t, w))) {
 		/* The bit stays set: ownership passes to w.  The mutex
 		 * handshake in fw_signal_all orders our critical section
 		 * before w's. */
-		if (t->max_steals && w->steals >= t->max_steals)
-			atomic_store_explicit(&b->strict, false, memory_order_relaxed);
+		if (!t->strict) /* relaxed: a hint for spinners, internal.h */
+			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
+		if (walked)
+			fw_stat_add(&b->stats.foreign, walked);
 		fw_choose(b, &l, w);
 		fw_stat_add(&b->stats.handoffs, 1);
 		/* W is exact under the bucket lock (see tidy_waiters_bit). */
@@ -231,11 +302,16 @@ static int unlock_handoff(struct fwait_table *t, struct fw_bucket *b,
 		return 0;
 	}
 
-	/* Nobody to hand to: release the bit and wake the waiters that only
-	 * wait for it to clear.  One RMW clears the bit and, if they were the
-	 * last waiters of the word, W too; release pairs with the acquire of
-	 * the next locker or of a bit_wait that sees it clear. */
-	fw_collect(t, b, word, (int)bit, 0, &l);
+	/* Release: wake the oldest exclusive waiter (FAIR; STRICT found none)
+	 * and every waiter that only waits for the bit to clear.  One RMW
+	 * clears the bit and, if they were the last waiters of the word, W
+	 * too; a woken exclusive waiter that then loses the race sets W again
+	 * under this lock before it sleeps (bit_sleep).  release: pairs with
+	 * the acquire of the next locker (woken, spinning or new) or of a
+	 * bit_wait that sees the bit clear. */
+	if (!t->strict)
+		atomic_store_explicit(&b->handing, false, memory_order_relaxed);
+	fw_collect(t, b, word, (int)bit, 1, &l);
 	uint32_t clear = m;
 	if (!fw_word_has_waiters(b, word))
 		clear |= FWAIT_WAITERS_MASK;
@@ -243,36 +319,6 @@ static int unlock_handoff(struct fwait_table *t, struct fw_bucket *b,
 	pthread_mutex_unlock(&b->lock);
 	fw_signal_all(&l, FW_WOKEN);
 	return 0;
-}
-
-/* WAKE_ONE with max_steals: the bit is already released.  Try to take it on
- * behalf of the oldest exclusive waiter; a newcomer may have beaten us. */
-static void handoff_or_count_steal(struct fwait_table *t, struct fw_bucket *b,
-				   _Atomic uint32_t *word, unsigned bit, uint32_t m,
-				   struct fw_wake_list *handed, struct fw_wake_list *woken)
-{
-	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit, NULL);
-
-	if (w == NULL) {
-		fw_collect(t, b, word, (int)bit, 0, woken);
-		return;
-	}
-	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
-	while (!(v & m)) {
-		/* acquire on w's behalf: pairs with the release that freed
-		 * the bit; w itself is ordered after us by the handshake. */
-		if (atomic_compare_exchange_weak_explicit(word, &v, v | m,
-				memory_order_acquire, memory_order_relaxed)) {
-			if (w->steals >= t->max_steals)
-				atomic_store_explicit(&b->strict, false, memory_order_relaxed);
-			fw_choose(b, handed, w);
-			fw_stat_add(&b->stats.handoffs, 1);
-			return;
-		}
-	}
-	/* Stolen.  w stays queued; the thief's unlock will see W. */
-	if (++w->steals >= t->max_steals)
-		atomic_store_explicit(&b->strict, true, memory_order_relaxed);
 }
 
 int fwait_bit_unlock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit)
@@ -299,24 +345,19 @@ int fwait_bit_unlock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 	}
 
 	struct fw_bucket *b = fw_bucket_of(t, word);
-	if (t->policy == FWAIT_WAKE_ONE &&
-	    (t->max_steals == 0 || atomic_load_explicit(&b->strict, memory_order_relaxed)))
-		return unlock_handoff(t, b, word, bit, m);
+	if (t->policy == FWAIT_WAKE_ONE)
+		return unlock_wake_one(t, b, word, bit, m);
 
-	/* Release first, then wake: WAKE_ALL, BROADCAST, and WAKE_ONE when
-	 * steals are allowed.  release: pairs with the next locker's acquire. */
+	/* WAKE_ALL, BROADCAST: release first, then wake every waiter of the
+	 * key (the bucket).  release: pairs with the next locker's acquire. */
 	atomic_fetch_and_explicit(word, ~m, memory_order_release);
 
-	struct fw_wake_list handed = { 0 }, woken = { 0 };
+	struct fw_wake_list woken = { 0 };
 	pthread_mutex_lock(&b->lock);
 	fw_stat_add(&b->stats.slow_wakes, 1);
-	if (t->policy == FWAIT_WAKE_ONE)
-		handoff_or_count_steal(t, b, word, bit, m, &handed, &woken);
-	else
-		fw_collect(t, b, word, (int)bit, FWAIT_ALL, &woken);
+	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &woken);
 	tidy_waiters_bit(b, word);
 	pthread_mutex_unlock(&b->lock);
-	fw_signal_all(&handed, FW_HANDED);
 	fw_signal_all(&woken, FW_WOKEN);
 	return 0;
 }

@@ -40,7 +40,8 @@
  *   khead, knext, kprev,    and kcount are meaningful on a group head only)
  *   kcount
  *   key, bit, exclusive,    written before the waiter is queued, read-only
- *   since_ns                while it is queued
+ *   since_ns, first_ns      while it is queued
+ *   steals                  bucket->lock
  *   state                   waiter->mtx (the handshake with the waker)
  * A waker unlinks the waiter under the bucket lock, drops the bucket lock,
  * then sets state and signals under waiter->mtx; unlocking waiter->mtx is the
@@ -83,8 +84,10 @@ struct fw_waiter {
 	bool exclusive;
 	int bit;          /* 0..30, or FW_GENERIC_BIT */
 	const void *key;
-	uint64_t since_ns;
-	unsigned steals;  /* guarded by bucket->lock: locks taken from under it */
+	uint64_t since_ns; /* this trip through the queue (the histogram) */
+	uint64_t first_ns; /* first queued: the age fairness goes by; kept
+			    * when a woken loser re-queues at the head */
+	unsigned steals;  /* races lost after a wake (FAIR: max_steals) */
 	pthread_mutex_t mtx;
 	pthread_cond_t cond;
 	int state;        /* enum fw_wake_state */
@@ -92,7 +95,7 @@ struct fw_waiter {
 
 struct fw_bucket_stats {
 	_Atomic uint64_t waits, wakeups, spurious, foreign, timeouts, handoffs,
-		slow_wakes, slow_waits;
+		slow_wakes, slow_waits, lost_races;
 	_Atomic uint32_t max_depth;
 };
 
@@ -100,10 +103,13 @@ struct fw_bucket {
 	alignas(FW_CACHELINE) pthread_mutex_t lock;
 	struct fw_waiter *keys;        /* guarded by lock: key group heads */
 	uint32_t depth;                /* guarded by lock */
-	/* Bounded unfairness: set (under lock) once the oldest waiter has had
-	 * max_steals locks taken from under it; read without the lock by
-	 * unlockers, relaxed, as a hint: a stale read costs one more steal. */
-	_Atomic bool strict;
+	/* FAIR: "a lock bit of this bucket is being handed over", set under
+	 * lock by an unlock that hands off or a loser that re-queues due,
+	 * cleared under lock by an unlock that releases.  Read without the
+	 * lock, relaxed, only by fwait_bit_lock to skip its spin (pointless
+	 * while bits are handed over, never freed): a hint that orders and
+	 * decides nothing, as the handoff itself is decided under lock. */
+	_Atomic bool handing;
 	struct fw_bucket_stats stats;
 };
 
@@ -113,7 +119,10 @@ struct fw_hist_shard {
 
 struct fwait_table {
 	enum fwait_policy policy;
-	unsigned max_steals;
+	bool strict;       /* FWAIT_HANDOFF_STRICT (WAKE_ONE only) */
+	unsigned max_steals; /* FAIR: 0 = no count bound */
+	uint64_t fair_ns;  /* FAIR: age at which the oldest waiter is due */
+	uint32_t spin_ns;  /* FAIR: 0 = no spin */
 	uint32_t mask;     /* nbuckets - 1 */
 	unsigned hash_shift; /* 64 - log2(nbuckets) */
 	size_t bytes;      /* what the table holds in memory */
@@ -135,8 +144,13 @@ void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t n
 /* ---- park.c (layer 3): queueing, sleeping, waking ---- */
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive);
 void fw_waiter_destroy(struct fw_waiter *w);
-/* Caller holds b->lock. */
+/* Caller holds b->lock.  fw_enqueue appends w to its key's FIFO;
+ * fw_enqueue_head puts it first (a woken loser keeping its place). */
 void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w);
+void fw_enqueue_head(struct fw_bucket *b, struct fw_waiter *w);
+/* FAIR, caller holds b->lock: w (queued or about to be) is due a handoff:
+ * it has waited t->fair_ns since it first queued, or lost max_steals races. */
+bool fw_due(const struct fwait_table *t, const struct fw_waiter *w);
 void fw_unlink(struct fw_bucket *b, struct fw_waiter *w);
 bool fw_word_has_waiters(const struct fw_bucket *b, const void *word);
 /* Called with b->lock held (w queued); returns with it released, except for
@@ -165,11 +179,13 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 		int bit, uint32_t nr_exclusive, struct fw_wake_list *l);
 
 /* Caller holds b->lock: the oldest exclusive waiter of (key, bit) or NULL;
- * if found, counts the foreign waiters walked past to reach it.  For a bit
- * key, *word_others (if not NULL) tells whether any other waiter of the same
- * word is queued, so a handoff can settle W without a second walk. */
+ * if found, counts the foreign waiters walked past to reach it (or, if
+ * walked is not NULL, stores that number there and counts nothing, for a
+ * caller that may walk again with fw_collect).  For a bit key, *word_others
+ * (if not NULL) tells whether any other waiter of the same word is queued,
+ * so a handoff can settle W without a second walk. */
 struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit,
-				     bool *word_others);
+				     bool *word_others, uint64_t *walked);
 
 /* ---- futex.c (layer 3): the FWAIT_FUTEX policy ---- */
 /* Sleep on the word itself until the bit is taken (exclusive) or seen

@@ -12,6 +12,15 @@
  * them.  Generic keys match (key, FW_GENERIC_BIT) and so never match a bit
  * waiter on the same address.  Under FWAIT_FUTEX, generic waits use the
  * table with WAKE_ONE semantics (there is no word to sleep on).
+ *
+ * Fairness (FWAIT_HANDOFF_FAIR, the default): an exclusive waiter that is
+ * woken, finds ready() false (another thread took what the wake announced)
+ * and must sleep again re-queues at the head of its key, so it is the one
+ * the next fwait_wake(key, 1) picks.  fwait owns no resource here, so there
+ * is no handoff: a caller that wants one hands over in its own state (as the
+ * buffer pool's latches do) and ready() takes it.  Queueing at the head is
+ * safe for the same reason queueing at all is: ready() and the enqueue are
+ * under the bucket lock that fwait_wake takes.
  */
 #include "fwait/internal.h"
 
@@ -40,7 +49,16 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 		}
 		if (woken)
 			fw_stat_add(&b->stats.spurious, 1);
-		fw_enqueue(b, &w);
+		if (woken && exclusive && t->policy != FWAIT_WAKE_ALL &&
+		    t->policy != FWAIT_BROADCAST && !t->strict) {
+			/* FAIR: woken as the oldest exclusive waiter and the
+			 * condition was taken first: keep our place. */
+			fw_stat_add(&b->stats.lost_races, 1);
+			w.steals++;
+			fw_enqueue_head(b, &w);
+		} else {
+			fw_enqueue(b, &w);
+		}
 
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);
@@ -63,7 +81,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 				fw_stat_add(&b->stats.timeouts, 1);
 				rc = -ETIMEDOUT;
 				struct fw_waiter *next = exclusive ?
-					fw_first_exclusive(b, key, FW_GENERIC_BIT, NULL) : NULL;
+					fw_first_exclusive(b, key, FW_GENERIC_BIT, NULL, NULL) : NULL;
 				if (next)
 					fw_choose(b, &l, next);
 			}

@@ -39,6 +39,7 @@ void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusiv
 	w->bit = bit;
 	w->key = key;
 	w->since_ns = 0;
+	w->first_ns = 0;
 	w->steals = 0;
 	w->state = FW_WAITING;
 	/* Adaptive: the waker signals with w->mtx held, and the woken thread
@@ -77,7 +78,9 @@ static struct fw_waiter *group_of(const struct fw_bucket *b, const void *key, in
 	return NULL;
 }
 
-void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
+/* Link w into its key's FIFO: at the tail, or at the head (w takes the
+ * group's place in the bucket's list of groups). */
+static void link_waiter(struct fw_bucket *b, struct fw_waiter *w, bool at_head)
 {
 	struct fw_waiter *h, *last = NULL;
 
@@ -85,14 +88,30 @@ void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
 		if (h->key == w->key && h->bit == w->bit)
 			break;
 	if (h) {
-		/* Append to the key's FIFO: h->prev is its newest waiter. */
+		/* Into the ring between the newest (h->prev) and h: as the
+		 * newest, or, at_head, as the new oldest. */
 		struct fw_waiter *newest = h->prev;
 		w->prev = newest;
 		w->next = h;
 		newest->next = w;
 		h->prev = w;
-		h->kcount++;
-		w->khead = false;
+		if (at_head) {
+			w->khead = true;
+			w->kcount = h->kcount + 1;
+			w->kprev = h->kprev;
+			w->knext = h->knext;
+			if (w->kprev)
+				w->kprev->knext = w;
+			else
+				b->keys = w;
+			if (w->knext)
+				w->knext->kprev = w;
+			h->khead = false;
+			h->knext = h->kprev = NULL;
+		} else {
+			h->kcount++;
+			w->khead = false;
+		}
 	} else {
 		/* First waiter of this key: a new group at the list's end, so
 		 * groups stay in order of their oldest waiter. */
@@ -108,11 +127,31 @@ void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
 	}
 	w->queued = true;
 	w->since_ns = util_now_ns();
+	if (w->first_ns == 0)
+		w->first_ns = w->since_ns;
 
 	b->depth++;
 	fw_stat_add(&b->stats.waits, 1);
 	if (b->depth > atomic_load_explicit(&b->stats.max_depth, memory_order_relaxed))
 		atomic_store_explicit(&b->stats.max_depth, b->depth, memory_order_relaxed);
+}
+
+void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
+{
+	link_waiter(b, w, false);
+}
+
+void fw_enqueue_head(struct fw_bucket *b, struct fw_waiter *w)
+{
+	link_waiter(b, w, true);
+}
+
+bool fw_due(const struct fwait_table *t, const struct fw_waiter *w)
+{
+	if (t->max_steals && w->steals >= t->max_steals)
+		return true;
+	/* first_ns is 0 only before w ever queued: a newcomer is not due. */
+	return w->first_ns && util_now_ns() - w->first_ns >= t->fair_ns;
 }
 
 void fw_unlink(struct fw_bucket *b, struct fw_waiter *w)
@@ -218,7 +257,7 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 }
 
 struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit,
-				     bool *word_others)
+				     bool *word_others, uint64_t *walked)
 {
 	uint64_t foreign = 0;
 	struct fw_waiter *h = group_of(b, key, bit, &foreign), *found = NULL;
@@ -242,8 +281,11 @@ struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int b
 		*word_others = others;
 	}
 	/* Count the walk only when it chose someone: callers that find nobody
-	 * go on to fw_collect, which counts the bucket itself. */
-	if (found && foreign)
+	 * go on to fw_collect, which counts the bucket itself; callers that
+	 * may still go on to fw_collect take the count in *walked instead. */
+	if (walked)
+		*walked = foreign;
+	else if (found && foreign)
 		fw_stat_add(&b->stats.foreign, foreign);
 	return found;
 }

@@ -54,6 +54,7 @@ void fwait_stats_get(const struct fwait_table *t, struct fwait_stats *out)
 		out->handoffs += rd(&s->handoffs);
 		out->slow_wakes += rd(&s->slow_wakes);
 		out->slow_waits += rd(&s->slow_waits);
+		out->lost_races += rd(&s->lost_races);
 		if (depth > out->max_bucket_depth)
 			out->max_bucket_depth = depth;
 	}
@@ -72,7 +73,7 @@ void fwait_stats_reset(struct fwait_table *t)
 		struct fw_bucket_stats *s = &t->buckets[i].stats;
 		_Atomic uint64_t *counters[] = { &s->waits, &s->wakeups, &s->spurious,
 			&s->foreign, &s->timeouts, &s->handoffs, &s->slow_wakes,
-			&s->slow_waits };
+			&s->slow_waits, &s->lost_races };
 
 		for (size_t c = 0; c < sizeof(counters) / sizeof(counters[0]); c++)
 			atomic_store_explicit(counters[c], 0, memory_order_relaxed);

@@ -63,7 +63,8 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 		return -EINVAL;
 	if (cfg == NULL)
 		cfg = &defaults;
-	if ((unsigned)cfg->policy >= FWAIT_POLICY_COUNT || cfg->nbuckets > FW_MAX_BUCKETS)
+	if ((unsigned)cfg->policy >= FWAIT_POLICY_COUNT || cfg->nbuckets > FW_MAX_BUCKETS ||
+	    (unsigned)cfg->handoff > FWAIT_HANDOFF_STRICT)
 		return -EINVAL;
 	if (cfg->policy == FWAIT_FUTEX && !fw_futex_supported())
 		return -ENOTSUP;
@@ -97,7 +98,13 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 					   "fwait statistics");
 	ANNOTATE_BENIGN_RACE_SIZED(t->hist, sizeof(t->hist), "fwait wait-time histogram");
 	t->policy = cfg->policy;
+	/* Fairness settings matter only to WAKE_ONE's lock bits and exclusive
+	 * keyed waits (bitops.c, keyed.c); zero fields take the defaults. */
+	t->strict = cfg->handoff == FWAIT_HANDOFF_STRICT;
 	t->max_steals = cfg->max_steals;
+	t->fair_ns = cfg->fair_ns ? cfg->fair_ns : FWAIT_FAIR_NS_DEFAULT;
+	t->spin_ns = cfg->spin_ns == FWAIT_SPIN_OFF ? 0 :
+		     cfg->spin_ns ? cfg->spin_ns : FWAIT_SPIN_NS_DEFAULT;
 	t->mask = n - 1;
 	t->hash_shift = 64u - (unsigned)__builtin_ctz(n); /* 64 - log2(n); unused when n == 1 */
 	t->bytes = sizeof(*t) + (size_t)n * sizeof(struct fw_bucket);

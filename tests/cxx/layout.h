@@ -26,8 +26,13 @@
 	X(sizeof(enum fwait_policy))                                     \
 	X(sizeof(struct fwait_config))                                   \
 	X(offsetof(struct fwait_config, max_steals))                     \
+	X(sizeof(enum fwait_handoff))                                    \
+	X(offsetof(struct fwait_config, handoff))                        \
+	X(offsetof(struct fwait_config, fair_ns))                        \
+	X(offsetof(struct fwait_config, spin_ns))                        \
 	X(sizeof(struct fwait_stats))                                    \
 	X(LAYOUT_ALIGNOF(struct fwait_stats))                            \
+	X(offsetof(struct fwait_stats, lost_races))                      \
 	X(offsetof(struct fwait_stats, max_bucket_depth))                \
 	X(offsetof(struct fwait_stats, table_bytes))                     \
 	X(offsetof(struct fwait_stats, wait_ns_hist))                    \

@@ -56,8 +56,9 @@ struct fwait_table *th_table_for(int i, unsigned nbuckets)
 	struct fwait_config cfg = { .nbuckets = nbuckets };
 	struct fwait_table *t = NULL;
 
-	cfg.policy = i == TH_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)i;
+	cfg.policy = i >= TH_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)i;
 	cfg.max_steals = i == TH_POLICY_STEAL ? 5 : 0;
+	cfg.handoff = i == TH_POLICY_STRICT ? FWAIT_HANDOFF_STRICT : FWAIT_HANDOFF_FAIR;
 	int rc = fwait_table_create(&t, &cfg);
 	ck_assert_msg(rc == 0, "fwait_table_create(%s, nbuckets %u) = %d",
 		      th_policy_label(i), nbuckets, rc);
@@ -69,6 +70,8 @@ const char *th_policy_label(int i)
 {
 	if (i == TH_POLICY_STEAL)
 		return "wake-one+steal";
+	if (i == TH_POLICY_STRICT)
+		return "wake-one+strict";
 	return fwait_policy_name((enum fwait_policy)i);
 }
 

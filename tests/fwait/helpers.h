@@ -32,10 +32,13 @@
 /* Upper bound of any single poll or join in the tests, in milliseconds. */
 #define TH_DEADLINE_MS 20000u
 
-/* Policies the loop tests iterate over: the four table policies plus
- * WAKE_ONE with max_steals = 5 ("wake-one+steal"). */
+/* Policies the loop tests iterate over: the four table policies (WAKE_ONE
+ * with the default eventual fairness), WAKE_ONE fair with max_steals = 5
+ * ("wake-one+steal") and WAKE_ONE with strict FIFO handoff
+ * ("wake-one+strict", what the FIFO tests use). */
 #define TH_POLICY_STEAL FWAIT_POLICY_COUNT
-#define TH_NPOLICIES (FWAIT_POLICY_COUNT + 1)
+#define TH_POLICY_STRICT (FWAIT_POLICY_COUNT + 1)
+#define TH_NPOLICIES (FWAIT_POLICY_COUNT + 2)
 
 /* True when built with ThreadSanitizer, which slows threads the most. */
 bool th_sanitized(void);

@@ -7,8 +7,12 @@
  * so arrival order is known.  A waiter that acquires records its sequence
  * number; where the test must look at the state while someone holds the bit,
  * the holder waits on a condvar-backed gate that main opens.  Run for
- * WAKE_ONE (strict handoff) and WAKE_ONE with max_steals = 5 (no newcomers
- * here, so it too must hand off in order); WAKE_ALL is the contrast.
+ * WAKE_ONE with strict handoff (FIFO, every wake a handoff) and WAKE_ONE
+ * with eventual fairness and max_steals = 5 (no newcomers here, so each
+ * unlock's wake of the oldest wins its race, or the oldest, due after 1 ms
+ * of polling, is handed the bit: the order is FIFO either way, but how many
+ * were handoffs is timing, so only strict checks that count); WAKE_ALL is
+ * the contrast.
  */
 #include <check.h>
 #include <errno.h>
@@ -93,7 +97,7 @@ static void *lock_waiter(void *arg)
 
 static struct fwait_table *wake_one_table(int i, unsigned nbuckets)
 {
-	return th_table_for(i == 0 ? FWAIT_WAKE_ONE : TH_POLICY_STEAL, nbuckets);
+	return th_table_for(i == 0 ? TH_POLICY_STRICT : TH_POLICY_STEAL, nbuckets);
 }
 
 /* Holds the bit, then parks n waiters one by one, in arrival order. */
@@ -120,7 +124,7 @@ static bool acquired_reached(void *arg)
 	return atomic_load(&a->sc->acquired) >= a->n;
 }
 
-/* Loop index 0: WAKE_ONE, 1: WAKE_ONE with max_steals = 5. */
+/* Loop index 0: WAKE_ONE strict, 1: WAKE_ONE fair with max_steals = 5. */
 START_TEST(fifo_handoff_order)
 {
 	struct scene sc = { .bit = 3 };
@@ -142,8 +146,11 @@ START_TEST(fifo_handoff_order)
 	ck_assert_uint_eq(atomic_load(&sc.word), 0);
 	struct fwait_stats st;
 	fwait_stats_get(sc.t, &st);
-	ck_assert_uint_eq(st.handoffs, NWAITERS);
+	if (_i == 0)
+		ck_assert_uint_eq(st.handoffs, NWAITERS);
+	ck_assert_uint_eq(st.wakeups, NWAITERS);
 	ck_assert_uint_eq(st.spurious_wakeups, 0);
+	ck_assert_uint_eq(st.lost_races, 0);
 	fwait_table_destroy(sc.t);
 }
 END_TEST
@@ -168,7 +175,8 @@ START_TEST(wake_one_wakes_one)
 	fwait_stats_get(sc.t, &after);
 	ck_assert_uint_eq(atomic_load(&sc.acquired), 1);
 	ck_assert_uint_eq(after.wakeups - before.wakeups, 1);
-	ck_assert_uint_eq(after.handoffs - before.handoffs, 1);
+	if (_i == 0)
+		ck_assert_uint_eq(after.handoffs - before.handoffs, 1);
 	ck_assert_uint_eq(after.spurious_wakeups, 0);
 	ck_assert_uint_eq(th_parked(sc.t), NWAITERS - 1);
 	ck_assert_uint_eq(th_parked_on(sc.t, (const void *)&sc.word, (int)sc.bit), NWAITERS - 1);
@@ -189,7 +197,8 @@ START_TEST(wake_one_wakes_one)
 	th_join_all(tids, NWAITERS, TH_DEADLINE_MS, "wake-one", sc.t);
 	fwait_stats_get(sc.t, &after);
 	ck_assert_uint_eq(after.wakeups - before.wakeups, NWAITERS);
-	ck_assert_uint_eq(after.handoffs - before.handoffs, NWAITERS);
+	if (_i == 0)
+		ck_assert_uint_eq(after.handoffs - before.handoffs, NWAITERS);
 	ck_assert_uint_eq(after.spurious_wakeups, 0);
 	ck_assert_uint_eq(atomic_load(&sc.word), 0);
 	fwait_table_destroy(sc.t);

@@ -71,7 +71,11 @@ static bool settled(void *arg)
  * bits (unlock hands to matching waiters) or event bits (clear). */
 static void filtering_scenario(enum fwait_policy policy, bool lock)
 {
-	struct fwait_table *t = th_table_for(policy, 1);
+	/* WAKE_ONE strict: each matching lock waiter is handed the bit
+	 * (counted exactly below); fair would hand off only to those parked
+	 * longer than 1 ms, which is timing. */
+	struct fwait_table *t = th_table_for(policy == FWAIT_WAKE_ONE ? TH_POLICY_STRICT :
+					     (int)policy, 1);
 	_Atomic uint32_t a = 0, b = 0;
 	/* Lock bits under WAKE_ALL: one matching waiter, or the losers of
 	 * the race for the bit would (rightly) sleep again. */

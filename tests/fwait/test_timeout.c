@@ -8,9 +8,7 @@
  * are in flight; whatever the interleaving, every successful lock must be
  * matched by an unlock, the bit must end clear with nobody parked, and the
  * table's timeout count must equal the -ETIMEDOUT returns the threads saw.
- * The steal test is white-box (internal.h): main holds the bucket lock to
- * stop an unlocker between releasing the bit and handing it off, steals the
- * bit in that window, and checks the bucket's strict flag directly.
+ * (What fairness adds, lost races and handoffs to due waiters: test_fair.c.)
  */
 #include <check.h>
 #include <errno.h>
@@ -208,118 +206,6 @@ START_TEST(timeouts_race_handoffs)
 }
 END_TEST
 
-struct bit_op {
-	struct fwait_table *t;
-	_Atomic uint32_t *word;
-	struct timespec deadline;
-	const struct timespec *dl;  /* &deadline, or NULL: wait forever */
-	int rc, unlock_rc;          /* read by main after pthread_join */
-};
-
-static void *lock_then_unlock(void *arg)
-{
-	struct bit_op *op = arg;
-	op->rc = fwait_bit_lock(op->t, op->word, 0, op->dl);
-	if (op->rc == 0)
-		op->unlock_rc = fwait_bit_unlock(op->t, op->word, 0);
-	return NULL;
-}
-
-static void *unlock_bit(void *arg)
-{
-	struct bit_op *op = arg;
-	op->rc = fwait_bit_unlock(op->t, op->word, 0);
-	return NULL;
-}
-
-static bool bit0_clear(void *arg)
-{
-	return !fwait_bit_test(arg, 0);
-}
-
-static bool strict_of(const struct fw_bucket *b)
-{
-	return atomic_load_explicit(&b->strict, memory_order_relaxed);
-}
-
-/* With main holding bit 0 of *word and one waiter queued on it: another
- * thread unlocks while main holds the bucket lock, so the unlock releases the
- * bit (stealing mode) and then blocks; main takes the bit in that window.
- * Fails if the unlock never releases the bit, i.e. the bucket is in strict
- * handoff, which does not touch the bit before it has the bucket lock. */
-static void steal_from_waiter(struct fwait_table *t, struct fw_bucket *b,
-			      _Atomic uint32_t *word, const char *what)
-{
-	struct bit_op u = { .t = t, .word = word };
-	pthread_t tid;
-
-	pthread_mutex_lock(&b->lock);
-	th_spawn(&tid, unlock_bit, &u);
-	bool released = th_poll(bit0_clear, (void *)word, TH_DEADLINE_MS);
-	if (released)
-		ck_assert_int_eq(fwait_bit_trylock(word, 0), 0);
-	pthread_mutex_unlock(&b->lock);
-	th_join_all(&tid, 1, TH_DEADLINE_MS, what, t);
-	ck_assert_msg(released, "%s: the unlock never released the bit: the bucket "
-		      "is in strict handoff", what);
-	ck_assert_int_eq(u.rc, 0);
-	ck_assert_msg(strict_of(b), "%s: a steal at max_steals = 1 did not make the "
-		      "bucket strict", what);
-}
-
-/* A waiter robbed max_steals times makes its bucket strict; if it then times
- * out instead of being handed the bit, the bucket must go back to allowing
- * steals, or it would stay in strict handoff for good. */
-START_TEST(robbed_waiter_timeout_ends_strict)
-{
-	struct fwait_config cfg = { .nbuckets = 1, .policy = FWAIT_WAKE_ONE,
-				    .max_steals = 1 };
-	struct fwait_table *t = NULL;
-	_Atomic uint32_t word = 0;
-	pthread_t tid;
-
-	ck_assert_int_eq(fwait_table_create(&t, &cfg), 0);
-	ck_assert_uint_eq(t->mask, 0);
-	struct fw_bucket *b = &t->buckets[0]; /* the only one: fw_bucket_of is hidden */
-	ck_assert_int_eq(fwait_bit_lock(t, &word, 0, NULL), 0);
-
-	/* W waits with a deadline far enough away that it is still queued
-	 * when the steal is counted. */
-	struct bit_op w = { .t = t, .word = &word, .dl = &w.deadline };
-	w.deadline = fwait_deadline_after_ns(UINT64_C(2000000000));
-	th_spawn(&tid, lock_then_unlock, &w);
-	ck_assert_msg(th_wait_parked(t, 1, TH_DEADLINE_MS), "W never parked");
-	steal_from_waiter(t, b, &word, "steal from W");
-	ck_assert_msg(th_parked(t) == 1, "W left the queue before its deadline");
-
-	/* W gives up unserved: the bucket must leave strict mode. */
-	th_join_all(&tid, 1, TH_DEADLINE_MS, "W timing out", t);
-	ck_assert_int_eq(w.rc, -ETIMEDOUT);
-	ck_assert_uint_eq(th_parked(t), 0);
-	ck_assert_uint_eq(atomic_load(&word), 1u); /* main's, and W tidied */
-	ck_assert_msg(!strict_of(b), "bucket still strict after the robbed waiter timed out");
-
-	/* Black box: a newcomer can steal from the next waiter again, and
-	 * serving that waiter ends the strict mode its robbery starts. */
-	struct bit_op w2 = { .t = t, .word = &word };
-	th_spawn(&tid, lock_then_unlock, &w2);
-	ck_assert_msg(th_wait_parked(t, 1, TH_DEADLINE_MS), "W2 never parked");
-	steal_from_waiter(t, b, &word, "steal from W2");
-	ck_assert_int_eq(fwait_bit_unlock(t, &word, 0), 0); /* hands to W2 */
-	th_join_all(&tid, 1, TH_DEADLINE_MS, "W2", t);
-	ck_assert_int_eq(w2.rc, 0);
-	ck_assert_int_eq(w2.unlock_rc, 0);
-	ck_assert(!strict_of(b));
-	ck_assert_uint_eq(atomic_load(&word), 0);
-
-	struct fwait_stats st;
-	fwait_stats_get(t, &st);
-	ck_assert_uint_eq(st.timeouts, 1);
-	ck_assert_uint_eq(st.handoffs, 1);
-	fwait_table_destroy(t);
-}
-END_TEST
-
 int main(void)
 {
 	Suite *su = suite_create("fwait-timeout");
@@ -327,7 +213,6 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, timeout_on_held_bit, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, timeouts_race_handoffs, 0, TH_NPOLICIES);
-	tcase_add_test(tc, robbed_waiter_timeout_ends_strict);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

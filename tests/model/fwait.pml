@@ -32,11 +32,21 @@
  * through unlock and returns -ETIMEDOUT; after a plain wake it reports what
  * is true now (lock: one trylock; wait: the bit clear).
  *
- * Policies: WAKE_ONE strict handoff (default), -DWAKE_ALL, -DBROADCAST,
- * -DSTEALS (max_steals > 0: release first, hand off under the bucket lock
- * if the bit is still free, else the waiter stays queued (a steal); the
- * bucket's strict flag is a relaxed hint, so either unlock path may be
- * taken at any time and the steal count is not modelled).
+ * Policies: WAKE_ONE strict handoff (default, FWAIT_HANDOFF_STRICT),
+ * -DWAKE_ALL, -DBROADCAST, and -DFAIR (WAKE_ONE's eventual fairness,
+ * FWAIT_HANDOFF_FAIR, unlock_wake_one): an unlock that sees W decides under
+ * the bucket lock with the bit held: if the oldest exclusive waiter is due
+ * it is handed the bit (it stays set); otherwise one RMW clears the bit (and
+ * W if nobody of the word stays queued) and the oldest exclusive waiter and
+ * every non-exclusive waiter of the key are woken.  Any running thread may
+ * take the free bit first (every lock_unlock is a potential barger); a woken
+ * waiter that loses re-announces W and re-queues at the HEAD of its key
+ * (bit_sleep, fw_enqueue_head), counting one lost race (steals[]).  "Due"
+ * is steals >= MAXS (max_steals, the count bound) or aged[], the time bound
+ * fair_ns, modelled as a flag the unlock may set nondeterministically and
+ * that then stays set (time only grows).  Bounded bypass: a waiter never
+ * loses more than MAXS races (assertion).  Under -DKEYED -DFAIR a woken
+ * consumer that finds no token re-queues at the head as well.
  * Workloads: default = every thread does NOPS of {bit_lock+unlock on key k,
  * bit_wait on key k}; -DEVENTS = key 1 is an event bit that thread 0 sets and
  * clears (up to NOPS times) while threads 1 and 2 bit_wait on it or lock
@@ -60,6 +70,12 @@
  *   -DKEYED -DBROKEN_KEYED_CHECK  fwait_wait evaluates ready() before it
  *                     takes the bucket lock (and queues without looking
  *                     again), so a wake can fall in between.
+ *   -DFAIR -DBROKEN_FAIR_REQUEUE  a woken loser re-queues at the head
+ *                     without re-announcing W (the unlock that woke it may
+ *                     have cleared W, leaving nobody queued): the next
+ *                     holder's unlock then skips the table.
+ *   -DFAIR -DBROKEN_FAIR_NOWAKE  the fair unlock releases the bit but wakes
+ *                     nobody (forgets the oldest exclusive waiter).
  *
  * Checked: assertions (mutual exclusion via owner[]; FIFO handoff: the
  * chosen exclusive waiter holds the oldest ticket of its key; a waker only
@@ -79,6 +95,9 @@
 #endif
 
 #define WMASK 128       /* W, FWAIT_WAITERS_MASK */
+#ifndef MAXS
+#define MAXS 1          /* -DFAIR: max_steals, the count bound */
+#endif
 
 #ifdef TWO_WORDS
 #define KWORD(k) (k)
@@ -113,7 +132,9 @@ byte finished;
 #ifdef KEYED
 byte tokens;           /* the generic key's condition: ready() takes one */
 #endif
-#ifdef STEALS
+#ifdef FAIR
+byte steals[NT];       /* races lost since the waiter first queued */
+bool aged[NT];         /* waited fair_ns: due by time */
 #endif
 
 #define BITSET(k) ((word[KWORD(k)] & KBIT(k)) != 0)
@@ -145,6 +166,20 @@ inline enqueue(k, ex) {
 	fi;
 	q[qlen] = me; qlen++; queued[me] = true
 }
+
+#ifdef FAIR
+/* fw_enqueue_head for a woken loser: first of the bucket, so first of its
+ * key; ticket 0: no queued waiter of its key may be chosen before it. */
+inline enqueue_head(k, ex) {
+	wkey[me] = k; wexcl[me] = ex; ticket[me] = 0;
+	i = qlen;
+	do
+	:: i > 0 -> q[i] = q[i - 1]; i--
+	:: else -> break
+	od;
+	q[0] = me; qlen++; queued[me] = true; i = 0
+}
+#endif
 
 /* fw_unlink; locals i, j are scratch */
 inline unlink(w) {
@@ -268,8 +303,6 @@ inline unlock_handoff(k) {
 		:: w < NT ->
 			/* the bit stays set: ownership passes to w */
 			assert_fifo(w, k);
-#ifdef STEALS
-#endif
 			unlink(w); chosen = 1 << w; tidy(KWORD(k)); bl = 0; w = 0;
 			hand = true
 		:: else ->
@@ -286,41 +319,56 @@ inline unlock_handoff(k) {
 	fi
 }
 
-/* WAKE_ALL, BROADCAST, and WAKE_ONE with steals: release first */
+/* WAKE_ALL, BROADCAST: release first, then wake every waiter of the key */
 inline release_then_wake(k) {
 	word[KWORD(k)] = word[KWORD(k)] & ~KBIT(k);   /* fetch_and, release */
 	bucket_lock();
-	atomic {
-#ifdef STEALS
-		/* handoff_or_count_steal */
-		first_exclusive(k);
-		if
-		:: w == NT -> collect(k, false)
-		:: w < NT && !BITSET(k) ->
-			/* CAS the bit on w's behalf */
-			word[KWORD(k)] = word[KWORD(k)] | KBIT(k);
-			assert_fifo(w, k);
-			unlink(w); hand = true; handw = w
-		:: w < NT && BITSET(k) ->
-			/* stolen: w stays queued, the thief's unlock sees W */
-			skip
-		fi;
-		w = 0;
-#else
-		collect(k, true);
-#endif
-		tidy(KWORD(k)); bl = 0
-	};
-#ifdef STEALS
-	if
-	:: hand ->
-		hand = false;
-		atomic { assert(alive[handw] && wstate[handw] == WAITING); wstate[handw] = HANDED; handw = 0 }
-	:: else -> skip
-	fi;
-#endif
+	atomic { collect(k, true); tidy(KWORD(k)); bl = 0 };
 	signal_chosen(WOKEN)
 }
+
+#ifdef FAIR
+/* unlock_wake_one under FWAIT_HANDOFF_FAIR: the bit is still ours and W was
+ * seen; decide under the bucket lock */
+inline unlock_fair(k) {
+	bucket_lock();
+	atomic {
+		first_exclusive(k);
+		if
+		:: w < NT && !aged[w] -> aged[w] = true   /* fair_ns has passed */
+		:: true -> skip                           /* or not yet */
+		fi;
+		if
+		:: w < NT && (steals[w] >= MAXS || aged[w]) ->
+			/* due: hand over, the bit stays set */
+			assert_fifo(w, k);
+			unlink(w); chosen = 1 << w; tidy(KWORD(k)); bl = 0;
+			hand = true
+		:: else ->
+			/* release: wake the oldest exclusive waiter and every
+			 * bit_wait waiter of k; one RMW clears the bit, and W
+			 * if nobody of the word stays queued */
+#ifdef BROKEN_FAIR_NOWAKE
+			skip;
+#else
+			if
+			:: w < NT -> assert_fifo(w, k); unlink(w); chosen = 1 << w
+			:: else -> skip
+			fi;
+			collect(k, false);
+#endif
+			word[KWORD(k)] = word[KWORD(k)] & ~KBIT(k);
+			tidy(KWORD(k)); bl = 0;
+			hand = false
+		fi;
+		w = 0
+	};
+	if
+	:: hand -> hand = false; signal_chosen(HANDED)
+	:: else -> signal_chosen(WOKEN)
+	fi
+}
+#endif
 
 /* ---- fwait_bit_unlock --------------------------------------------------- */
 
@@ -348,13 +396,8 @@ inline bit_unlock(k) {
 	:: else ->
 #if defined(WAKE_ALL) || defined(BROADCAST)
 		release_then_wake(k)
-#elif defined(STEALS)
-		/* b->strict is a relaxed hint that may be stale: either
-		 * path may be taken at any time */
-		if
-		:: unlock_handoff(k)
-		:: release_then_wake(k)
-		fi
+#elif defined(FAIR)
+		unlock_fair(k)
 #else
 		unlock_handoff(k)
 #endif
@@ -378,16 +421,35 @@ inline bit_lock(k) {
 			:: !BITSET(k) && !first -> word[KWORD(k)] = word[KWORD(k)] | KBIT(k); got = true
 			:: else -> word[KWORD(k)] = word[KWORD(k)] | WMASK; got = false
 			fi;
+#elif defined(BROKEN_FAIR_REQUEUE)
+			if
+			:: !BITSET(k) -> word[KWORD(k)] = word[KWORD(k)] | KBIT(k); got = true
+			:: BITSET(k) && first -> word[KWORD(k)] = word[KWORD(k)] | WMASK; got = false
+			:: BITSET(k) && !first -> got = false   /* W not re-announced */
+			fi;
 #else
 			if
 			:: !BITSET(k) -> word[KWORD(k)] = word[KWORD(k)] | KBIT(k); got = true
 			:: else -> word[KWORD(k)] = word[KWORD(k)] | WMASK; got = false
 			fi;
 #endif
+#ifdef FAIR
+			if
+			:: got -> bl = 0
+			:: !got && first -> enqueue(k, true); bl = 0
+			:: !got && !first ->
+				/* a woken loser: back to the head, one race
+				 * lost; bounded bypass */
+				steals[me]++;
+				assert(steals[me] <= MAXS);
+				enqueue_head(k, true); bl = 0
+			fi;
+#else
 			if
 			:: got -> bl = 0
 			:: else -> enqueue(k, true); bl = 0
 			fi;
+#endif
 			first = false
 		   };
 		   if
@@ -424,7 +486,11 @@ inline bit_lock(k) {
 			bucket_lock()
 		   fi
 		od;
+#ifdef FAIR
+		atomic { alive[me] = false; st = 0; raced = false; steals[me] = 0; aged[me] = false }
+#else
 		atomic { alive[me] = false; st = 0; raced = false }
+#endif
 	fi
 }
 
@@ -546,7 +612,7 @@ inline gsleep() {
 
 /* fwait_wait(GKEY, FWAIT_EXCLUSIVE, take a token) */
 inline key_consume() {
-	atomic { bl == 0 -> bl = me + 1; alive[me] = true };
+	atomic { bl == 0 -> bl = me + 1; alive[me] = true; first = true };
 #ifdef BROKEN_KEYED_CHECK
 	/* broken: ready() is evaluated before the bucket lock is taken */
 	bl = 0;
@@ -559,12 +625,17 @@ inline key_consume() {
 #ifdef BROKEN_KEYED_CHECK
 		:: got -> tokens--; bl = 0
 		:: else -> enqueue(GKEY, true); bl = 0; got = false
+#elif defined(FAIR)
+		:: tokens > 0 -> tokens--; bl = 0; got = true
+		:: tokens == 0 && first -> enqueue(GKEY, true); bl = 0; got = false
+		:: tokens == 0 && !first -> enqueue_head(GKEY, true); bl = 0; got = false
 #else
 		:: tokens > 0 -> tokens--; bl = 0; got = true
 		:: else -> enqueue(GKEY, true); bl = 0; got = false
 #endif
 		fi
 	   };
+	   first = false;
 	   if
 	   :: got -> got = false; res = OK; break
 	   :: else -> skip
@@ -657,7 +728,7 @@ end:	do
 		 * release that skips the table can strand it */
 		!QWOK(0) || !QWOK(1) || !QWOK(2) ->
 		assert(QWOK(0) && QWOK(1) && QWOK(2)) }
-#if !defined(WAKE_ALL) && !defined(STEALS) && !defined(BROADCAST)
+#if !defined(WAKE_ALL) && !defined(FAIR) && !defined(BROADCAST)
 	:: atomic {
 		/* strict handoff: a queued exclusive waiter's bit is never
 		 * clear (no barging, no dropped handoff) */

@@ -481,8 +481,7 @@ static struct bp_config pool_config(const struct round_cfg *c, bool verify)
 		.io_latency_us = verify ? 0 : c->io_latency_us,
 		.log = pool_log,
 	};
-	cfg.fwait.policy = c->policy == ST_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)c->policy;
-	cfg.fwait.max_steals = c->policy == ST_POLICY_STEAL ? 3 : 0;
+	st_policy_config(c->policy, 3, &cfg.fwait);
 	return cfg;
 }
 

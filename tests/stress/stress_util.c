@@ -165,7 +165,9 @@ void st_parse_options(int argc, char **argv, struct st_options *o)
 		else if (strcmp(a, "--policy") == 0) {
 			enum fwait_policy p;
 			if (strcmp(v, "wake-one+steal") == 0)
-				o->policy = FWAIT_POLICY_COUNT;
+				o->policy = ST_POLICY_STEAL;
+			else if (strcmp(v, "wake-one+strict") == 0)
+				o->policy = ST_POLICY_STRICT;
 			else if (fwait_policy_parse(v, &p) == 0)
 				o->policy = (int)p;
 			else {

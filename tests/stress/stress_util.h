@@ -44,11 +44,23 @@ static inline uint32_t st_below(uint64_t *s, uint32_t n)
 
 /* Round "policies": the four table policies plus WAKE_ONE with steals. */
 #define ST_POLICY_STEAL FWAIT_POLICY_COUNT
-#define ST_NPOLICIES (FWAIT_POLICY_COUNT + 1)
+/* WAKE_ONE with FWAIT_HANDOFF_STRICT (plain wake-one is fair). */
+#define ST_POLICY_STRICT (FWAIT_POLICY_COUNT + 1)
+#define ST_NPOLICIES (FWAIT_POLICY_COUNT + 2)
 
 static inline const char *st_policy_label(int p)
 {
+	if (p == ST_POLICY_STRICT)
+		return "wake-one+strict";
 	return p == ST_POLICY_STEAL ? "wake-one+steal" : fwait_policy_name((enum fwait_policy)p);
+}
+
+/* The table config of a round "policy" (max_steals for ST_POLICY_STEAL). */
+static inline void st_policy_config(int p, unsigned max_steals, struct fwait_config *cfg)
+{
+	cfg->policy = p >= ST_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)p;
+	cfg->max_steals = p == ST_POLICY_STEAL ? max_steals : 0;
+	cfg->handoff = p == ST_POLICY_STRICT ? FWAIT_HANDOFF_STRICT : FWAIT_HANDOFF_FAIR;
 }
 
 /* Absolute CLOCK_MONOTONIC time ns nanoseconds from now (may be "now"). */

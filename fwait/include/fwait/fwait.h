@@ -22,8 +22,14 @@
  * caller's word and never touches the table (as Linux's PG_waiters).
  *
  * Policies (chosen per table, for honest comparison in one process):
- *   FWAIT_WAKE_ONE   filtered; unlock hands the bit to the oldest exclusive
- *                    waiter of that key (no barging, no spurious wakeup).
+ *   FWAIT_WAKE_ONE   filtered; unlock wakes exactly one exclusive waiter of
+ *                    that key, the oldest.  By default (eventual fairness,
+ *                    FWAIT_HANDOFF_FAIR) unlock releases the bit and a
+ *                    running thread may take it first; a waiter that has
+ *                    waited fwait_config.fair_ns (or lost max_steals races)
+ *                    is handed the bit instead.  FWAIT_HANDOFF_STRICT always
+ *                    hands it over (strict FIFO, no barging: a lock convoy
+ *                    for short critical sections).
  *   FWAIT_WAKE_ALL   filtered; every waiter of the key is woken and they
  *                    race for the bit (Linux 2004, patches 1 and 2).
  *   FWAIT_BROADCAST  unfiltered; every waiter of the bucket is woken
@@ -135,14 +141,52 @@ enum fwait_policy {
 	FWAIT_POLICY_COUNT
 };
 
+/* How FWAIT_WAKE_ONE passes a contended lock bit on (fwait_config.handoff);
+ * the other policies always release and let the woken race. */
+enum fwait_handoff {
+	/* Default: eventual fairness.  A contended unlock releases the bit
+	 * and wakes the oldest exclusive waiter; a running thread may take the
+	 * free bit first (the woken one then re-queues at the head of its key,
+	 * keeping its place).  The bit is handed over directly (never freed)
+	 * once the oldest waiter is due: it has waited fair_ns since it first
+	 * queued, or has lost max_steals races.  Lock bits spin briefly
+	 * (spin_ns) before they queue. */
+	FWAIT_HANDOFF_FAIR = 0,
+	/* Strict FIFO: every contended unlock hands the bit to the oldest
+	 * exclusive waiter, and nobody spins (the behaviour before fairness
+	 * was eventual; keep it for FIFO guarantees and comparisons). */
+	FWAIT_HANDOFF_STRICT
+};
+
+/* fair_ns = 0: the oldest waiter is due a handoff after 1 ms (parking lots
+ * use 0.5-1 ms). */
+#define FWAIT_FAIR_NS_DEFAULT 1000000u
+/* spin_ns = 0: a lock waiter spins up to ~2 us before it queues. */
+#define FWAIT_SPIN_NS_DEFAULT 2000u
+/* spin_ns = FWAIT_SPIN_OFF: never spin, queue at once. */
+#define FWAIT_SPIN_OFF UINT32_MAX
+
+/* A zero-initialised config is the default table: 256 buckets, WAKE_ONE,
+ * eventual fairness with the defaults above. */
 struct fwait_config {
 	unsigned nbuckets;          /* 0 = default (256); rounded up to 2^n */
 	enum fwait_policy policy;   /* 0 = FWAIT_WAKE_ONE */
-	/* Bounded unfairness (WAKE_ONE only): a newcomer may take a free lock
-	 * bit ahead of queued waiters this many times in a row before unlock
-	 * switches to strict handoff (Linux tolerates 5).  0 = strict FIFO
-	 * handoff, the default. */
+	/* WAKE_ONE with FWAIT_HANDOFF_FAIR only: the count bound on unfairness.
+	 * A waiter woken by an unlock that finds the bit taken again (a lost
+	 * race, stats.lost_races) is due a handoff after this many losses,
+	 * whatever its age (Linux tolerates 5).  0 = no count bound: only
+	 * fair_ns makes a waiter due.  Ignored under FWAIT_HANDOFF_STRICT. */
 	unsigned max_steals;
+	enum fwait_handoff handoff; /* 0 = FWAIT_HANDOFF_FAIR */
+	/* FAIR only: the time bound, in ns since the waiter first queued; 0 =
+	 * FWAIT_FAIR_NS_DEFAULT. */
+	uint32_t fair_ns;
+	/* FAIR only: how long fwait_bit_lock spins on the word (relaxed loads
+	 * and a pause, a CAS only when the bit looks free) before it queues;
+	 * 0 = FWAIT_SPIN_NS_DEFAULT, FWAIT_SPIN_OFF = never.  It does not spin
+	 * while its bucket is handing lock bits over (a waiter is due).  Keyed
+	 * waits never spin: ready() may run only under the bucket lock. */
+	uint32_t spin_ns;
 };
 
 struct fwait_table;
@@ -156,6 +200,10 @@ struct fwait_stats {
 	uint64_t handoffs;         /* lock bits handed directly to a waiter */
 	uint64_t slow_wakes;       /* wake calls that took a bucket lock */
 	uint64_t slow_waits;       /* wait calls that took a bucket lock (slept or not) */
+	/* FAIR only: exclusive waiters (lock bits and keyed waits) that were
+	 * woken, found the bit taken (or ready() false) and re-queued at the
+	 * head of their key; each also counts in spurious_wakeups. */
+	uint64_t lost_races;
 	uint32_t max_bucket_depth; /* most waiters seen queued in one bucket */
 	uint32_t nbuckets;
 	size_t table_bytes;        /* memory held by the table */
@@ -189,16 +237,22 @@ int fwait_policy_parse(const char *name, enum fwait_policy *out);
 /* Take a lock-style bit (PG_locked), sleeping as an exclusive waiter.
  * 0, -ETIMEDOUT (nothing held), or -EINVAL (NULL t/word, bit > 30, a
  * deadline with tv_nsec outside [0, 1e9) or a negative tv_sec).
- * 0 is an acquire: what the previous holder did before its fwait_bit_unlock
- * happens before this return (through the word's release/acquire or, when
- * WAKE_ONE hands the bit over without clearing it, fwait's mutexes). */
+ * 0 is an acquire, in every mode: what the previous holder did before its
+ * fwait_bit_unlock happens before this return.  When the bit was free (the
+ * fast path, a spin, a woken or barging thread under FWAIT_HANDOFF_FAIR) it
+ * is the word's release/acquire pair; when WAKE_ONE hands the bit over
+ * without clearing it (strict, or a due waiter under fair), it is fwait's
+ * mutexes (the bucket lock and the waiter's own, see park.c). */
 int fwait_bit_lock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit,
 		   const struct timespec *deadline);
 /* 0 if taken, -EBUSY if held, -EINVAL; never sleeps, never touches a table.
  * 0 is an acquire, as fwait_bit_lock's; -EBUSY promises nothing. */
 int fwait_bit_trylock(fwait_atomic_u32 *word, unsigned bit);
-/* Release a held lock bit.  Under WAKE_ONE the bit passes directly to the
- * oldest exclusive waiter of (word, bit); the caller must hold the bit.
+/* Release a held lock bit; the caller must hold it.  Under WAKE_ONE the
+ * oldest exclusive waiter of (word, bit) is woken (FAIR: the bit is released
+ * and it races for it, unless it is due, when it is handed the bit) or
+ * handed the bit (STRICT); waiters in fwait_bit_wait on the key are woken
+ * whenever the bit is released.
  * Returns -EPERM (and changes nothing) if the bit was not set, -EINVAL.
  * 0 is a release: what the caller did before it happens before the return
  * of the next fwait_bit_lock/trylock that takes the bit, and of a
@@ -244,7 +298,11 @@ typedef bool (*fwait_ready_fn)(void *arg);
 /* Sleep on key until ready(arg) holds.  Returns 0 once ready(arg) returned
  * true, -ETIMEDOUT, or -EINVAL (NULL t/key/ready, unknown flags).  An
  * exclusive waiter that is woken but times out at the same moment passes the
- * wake on to the next exclusive waiter, so no wake is lost.  0 orders what
+ * wake on to the next exclusive waiter, so no wake is lost.  Under WAKE_ONE
+ * with FWAIT_HANDOFF_FAIR an exclusive waiter woken to find ready() false
+ * re-queues at the head of its key (it keeps its place; stats.lost_races);
+ * otherwise it re-queues at the tail.  fwait cannot hand the caller's
+ * resource over, so keyed waits have no handoff and never spin.  0 orders what
  * that true ready() call saw (see fwait_ready_fn), and nothing more. */
 int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline);
