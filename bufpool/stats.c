@@ -15,6 +15,7 @@
  * two back-ends (human table, JSON), as jemalloc's malloc_stats_print.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -27,6 +27,8 @@
  * the usage text, -p and the report take their names from this table. */
 static const struct herd_variant all_variants[] = {
 	{ "wake-one", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE } },
+	{ "wake-one-strict", HERD_FWAIT,
+	  { .policy = FWAIT_WAKE_ONE, .handoff = FWAIT_HANDOFF_STRICT } },
 	{ "wake-all", HERD_FWAIT, { .policy = FWAIT_WAKE_ALL } },
 	{ "broadcast", HERD_FWAIT, { .policy = FWAIT_BROADCAST } },
 	{ "futex", HERD_FWAIT, { .policy = FWAIT_FUTEX } },
