@@ -257,8 +257,16 @@ static void print_ratios(struct emitter *e, const struct herd_options *o,
 			emitter_kv_double(e, "cpu_vs_mutex", isnan(vm) ? -1.0 : vm, 4);
 			emitter_dict_end(e);
 		} else {
-			emitter_table_printf(e, "%-15s %12.3f %12.3f %12.3f\n", o->chosen[i]->name,
-					     vb, vp, vm);
+			/* "-": no such variant in this run (not "nan") */
+			char sb[16] = "-", sp[16] = "-", sm[16] = "-";
+			if (!isnan(vb))
+				snprintf(sb, sizeof(sb), "%.3f", vb);
+			if (!isnan(vp))
+				snprintf(sp, sizeof(sp), "%.3f", vp);
+			if (!isnan(vm))
+				snprintf(sm, sizeof(sm), "%.3f", vm);
+			emitter_table_printf(e, "%-15s %12s %12s %12s\n", o->chosen[i]->name, sb, sp,
+					     sm);
 		}
 	}
 }
