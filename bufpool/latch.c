@@ -62,6 +62,7 @@
 
 #include "bufpool/internal.h"
 #include "util/clock.h"
+#include "util/cpu.h"
 
 #ifndef BP_LATCH_COUNT_BITS
 #define BP_LATCH_COUNT_BITS 20
@@ -182,16 +183,6 @@ static bool try_exclusive(struct bp_frame *f)
 			memory_order_acquire, memory_order_relaxed);
 }
 
-/* A pause in a spin loop (as fwait's spin_for_bit). */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 /* Spin, then park: before queueing, watch the word for up to L_SPIN_NS
  * (relaxed loads and a pause) and retry the fast path whenever it looks
  * takeable.  Phase fairness is untouched: the fast paths take the latch
@@ -215,7 +206,7 @@ static bool spin_then_try(struct bp_frame *f, bool shared)
 		}
 		if (i % 16 == 0 && util_now_ns() - start >= L_SPIN_NS)
 			return false;
-		cpu_relax();
+		util_cpu_relax();
 	}
 }
 

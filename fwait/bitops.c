@@ -43,6 +43,7 @@
  */
 #include "fwait/internal.h"
 #include "util/clock.h"
+#include "util/cpu.h"
 
 #include <errno.h>
 
@@ -217,17 +218,6 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 	return rc;
 }
 
-/* A pause in a spin loop: lets the sibling hyperthread run and eases the
- * memory-order pipeline flush when the watched line changes. */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ __volatile__("yield" ::: "memory");
-#endif
-}
-
 /* FAIR: spin up to t->spin_ns for the bit to look free, then CAS it; true
  * if taken.  Gives up at once while the bucket is handing bits over: a due
  * waiter will be given the bit without its ever being free. */
@@ -249,7 +239,7 @@ static bool spin_for_bit(struct fwait_table *t, _Atomic uint32_t *word, uint32_t
 			return true;
 		if (i % 16 == 0 && util_now_ns() - start >= t->spin_ns)
 			return false;
-		cpu_relax();
+		util_cpu_relax();
 	}
 }
 
