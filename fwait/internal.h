@@ -108,7 +108,11 @@ struct fw_bucket {
 	 * cleared under lock by an unlock that releases.  Read without the
 	 * lock, relaxed, only by fwait_bit_lock to skip its spin (pointless
 	 * while bits are handed over, never freed): a hint that orders and
-	 * decides nothing, as the handoff itself is decided under lock. */
+	 * decides nothing, as the handoff itself is decided under lock.  It can
+	 * stay set after contention ends (uncontended unlocks never touch the
+	 * bucket): the next contended episode then starts without spinning
+	 * until its first releasing unlock clears it.  That costs a spin, never
+	 * a wake, so it is left stale rather than cleared on every unlock. */
 	_Atomic bool handing;
 	struct fw_bucket_stats stats;
 };
