@@ -15,12 +15,17 @@
  * make main's win likely, main and the waiters share one CPU and the
  * waiters run at nice 19 (pin_to_shared_cpu), and main lets a parked waiter
  * reach its condvar before each round (let_waiters_sleep): odds only, no
- * result depends on them.  Every wait and join has a deadline.
+ * result depends on them.  woken_loser_keeps_its_place does not leave it
+ * to odds: it freezes the woken waiter in a signal handler across main's
+ * unlock and trylock (freeze), so main's win is certain and asserted.
+ * Every wait and join has a deadline.
  * Nothing here measures speed.
  */
 #include <check.h>
 #include <errno.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <sys/syscall.h>
@@ -135,7 +140,53 @@ static bool release_and_barge(struct scene *sc)
 	return fwait_bit_trylock(&sc->word, 0) == 0;
 }
 
-/* Two waiters A (older) and B.  The unlock wakes A, main barges, A loses
+/* Freezing a parked waiter, so that main's barge cannot lose: SIGUSR1 to
+ * the waiter runs freeze_handler in it (inside its condvar wait, or on its
+ * way there), which says so and blocks until thaw().  While it is frozen,
+ * main's unlock wakes it (sets its state, signals its condvar: the waiter
+ * mutex is free while the waiter is in the handler) and main's trylock
+ * takes the bit back before the woken thread can run at all; thawed, it
+ * finds the bit taken.  Semaphores: sem_post is async-signal-safe.
+ * (Signal handlers reach only globals: these two are this file's.) */
+static sem_t frozen_in, frozen_out;
+
+static void freeze_handler(int sig)
+{
+	(void)sig;
+	sem_post(&frozen_in);
+	while (sem_wait(&frozen_out) != 0)
+		;
+}
+
+/* Freeze thread tid; false if it did not stop within the deadline. */
+static bool freeze(pthread_t tid)
+{
+	static bool installed;
+	if (!installed) {
+		struct sigaction sa = { .sa_handler = freeze_handler };
+		sigemptyset(&sa.sa_mask);
+		ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+		ck_assert_int_eq(sem_init(&frozen_in, 0, 0), 0);
+		ck_assert_int_eq(sem_init(&frozen_out, 0, 0), 0);
+		installed = true;
+	}
+	ck_assert_int_eq(pthread_kill(tid, SIGUSR1), 0);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl); /* sem_timedwait's clock */
+	dl.tv_sec += TH_DEADLINE_MS / 1000 + 1;
+	while (sem_timedwait(&frozen_in, &dl) != 0)
+		if (errno != EINTR)
+			return false;
+	return true;
+}
+
+static void thaw(void)
+{
+	sem_post(&frozen_out);
+}
+
+/* Two waiters A (older) and B.  The unlock wakes A (frozen, see freeze),
+ * main barges, A loses
  * and must re-queue at the HEAD: the next unlock must wake A again, not B,
  * so A acquires first.  (Re-queued at the tail, B would go first.)  No
  * count or time bound applies (max_steals 0, fair_ns ~4.3 s), so the unlock
@@ -155,8 +206,12 @@ START_TEST(woken_loser_keeps_its_place)
 			ck_assert_msg(th_wait_parked(sc.t, i + 1, TH_DEADLINE_MS),
 				      "waiter %u never parked", i);
 		}
-		let_waiters_sleep();
+		/* A, the oldest, is the one the unlock wakes: frozen, it
+		 * cannot beat main's trylock, so main wins (first attempt). */
+		ck_assert_msg(freeze(tids[0]), "waiter A never took the freeze signal");
 		bool lost = release_and_barge(&sc);
+		thaw();
+		ck_assert_msg(lost, "main's trylock lost to a frozen waiter");
 		if (lost) {
 			struct lost_reached r = { sc.t, 1, 2, &ws[0].done };
 			ck_assert_msg(th_poll(lost_and_parked, &r, TH_DEADLINE_MS),
