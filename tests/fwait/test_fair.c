@@ -13,11 +13,10 @@
  * the bit, main's trylock fails and the waiter has simply won: the
  * assertions accept both outcomes, each checked for what it implies.  To
  * make main's win likely, main and the waiters share one CPU and the
- * waiters run at nice 19 (pin_to_shared_cpu), and main lets a parked waiter
- * reach its condvar before each round (let_waiters_sleep): odds only, no
- * result depends on them.  woken_loser_keeps_its_place does not leave it
- * to odds: it freezes the woken waiter in a signal handler across main's
- * unlock and trylock (freeze), so main's win is certain and asserted.
+ * waiters run at nice 19 (pin_to_shared_cpu): odds only.  The tests of
+ * one woken waiter do not leave it to odds: they freeze it in a signal
+ * handler across main's unlock and trylock (freeze), so main's win is
+ * certain unless the unlock handed the bit over, and that is asserted.
  * Every wait and join has a deadline.
  * Nothing here measures speed.
  */
@@ -82,16 +81,6 @@ static void pin_to_shared_cpu(void)
 	CPU_ZERO(&set);
 	CPU_SET(shared_cpu, &set);
 	(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-}
-
-/* Parked is not yet asleep: a waiter counted by the walk may still be on
- * its way into pthread_cond_wait, and running, it would win main's race.
- * Giving the shared CPU away for a moment lets it get there.  Only the
- * odds that main wins depend on this, never a result (see above). */
-static void let_waiters_sleep(void)
-{
-	struct timespec ts = { 0, 1000000 };
-	nanosleep(&ts, NULL);
 }
 
 static void *waiter_main(void *arg)
@@ -272,9 +261,13 @@ START_TEST(due_waiter_is_handed_the_bit)
 		ck_assert_msg(util_now_ns() < end, "V never got the bit (%llu rounds)",
 			      (unsigned long long)rounds);
 		rounds++;
-		let_waiters_sleep();
-		if (!release_and_barge(&sc))
-			break; /* V has it: won a race, or was handed it */
+		/* Frozen, V cannot beat main's trylock: main's trylock fails
+		 * only when the unlock handed V the bit. */
+		ck_assert_msg(freeze(tid), "V never took the freeze signal");
+		bool barged = release_and_barge(&sc);
+		thaw();
+		if (!barged)
+			break; /* V was handed the bit */
 		struct lost_reached r = { sc.t, rounds, 1, &v.done };
 		ck_assert_msg(th_poll(lost_and_parked, &r, TH_DEADLINE_MS),
 			      "V neither re-queued nor acquired");
@@ -291,20 +284,19 @@ START_TEST(due_waiter_is_handed_the_bit)
 
 	struct fwait_stats st;
 	fwait_stats_get(sc.t, &st);
-	/* V is the only waiter: every lost race is its own, and it got the
-	 * bit either by a handoff once due or by winning a race before. */
+	/* V is the only waiter: every lost race is its own, and, frozen
+	 * across each unlock, it got the bit by a handoff once due. */
 	fprintf(stderr, "due (%s bound): %llu rounds, %llu lost races, %llu handoffs, "
 		"V waited %llu ns\n", max_steals ? "count" : "time",
 		(unsigned long long)rounds, (unsigned long long)st.lost_races,
 		(unsigned long long)st.handoffs, (unsigned long long)v.waited_ns);
-	ck_assert_uint_le(st.handoffs, 1);
+	ck_assert_uint_eq(st.handoffs, 1);
 	ck_assert_uint_eq(st.lost_races, rounds - 1);
 	if (max_steals) {
-		/* The count bound: never more than max_steals losses, and a
-		 * handoff exactly when V reached it. */
-		ck_assert_uint_le(st.lost_races, max_steals);
-		ck_assert_uint_eq(st.handoffs, st.lost_races == max_steals);
-	} else if (st.handoffs == 1) {
+		/* The count bound: a handoff exactly when V had lost
+		 * max_steals races, not before, not after. */
+		ck_assert_uint_eq(st.lost_races, max_steals);
+	} else {
 		/* The time bound: handed over only once V had waited fair_ns. */
 		ck_assert_uint_ge(v.waited_ns, fair_ns);
 	}
