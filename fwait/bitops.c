@@ -214,7 +214,6 @@ static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit
 		woken = true;
 		pthread_mutex_lock(&b->lock);
 	}
-	fw_waiter_destroy(&w);
 	return rc;
 }
 

@@ -42,11 +42,15 @@
  *   key, bit, exclusive,    written before the waiter is queued, read-only
  *   since_ns, first_ns      while it is queued
  *   steals                  bucket->lock
- *   state                   waiter->mtx (the handshake with the waker)
- * A waker unlinks the waiter under the bucket lock, drops the bucket lock,
- * then sets state and signals under waiter->mtx; unlocking waiter->mtx is the
- * last access the waker makes, after which the waiter may return and its
- * stack frame vanish.  A waiter that times out therefore decides "was I
+ *   pk                      written before the waiter is queued
+ *   pk->state               pk->mtx (the handshake with the waker)
+ * The parker (pk: mutex, condvar, state) is the waiting thread's own,
+ * thread-local and reused by its every wait; the rest of the record is on
+ * the waiter's stack.  A waker unlinks the waiter under the bucket lock,
+ * drops the bucket lock, reads w->pk, then sets state and signals under
+ * pk->mtx; unlocking pk->mtx is the last access the waker makes, after which
+ * the waiter may return, its stack frame vanish and its parker serve its
+ * next wait (or be destroyed at its exit).  A waiter that times out therefore decides "was I
  * chosen?" by looking at `queued` under the bucket lock: if a waker already
  * unlinked it, it waits (briefly) for the waker's signal before it returns.
  *
@@ -88,9 +92,19 @@ struct fw_waiter {
 	uint64_t first_ns; /* first queued: the age fairness goes by; kept
 			    * when a woken loser re-queues at the head */
 	unsigned steals;  /* races lost after a wake (FAIR: max_steals) */
+	struct fw_parker *pk; /* the waiting thread's own (park.c) */
+};
+
+/* What a thread sleeps on: one per thread, thread-local, initialised on the
+ * thread's first wait and destroyed at its exit (park.c).  A thread waits in
+ * one place at a time, so one is enough; reusing it is what makes a park one
+ * enqueue and one condvar wait instead of a mutex and condvar set up and torn
+ * down on every wait. */
+struct fw_parker {
 	pthread_mutex_t mtx;
 	pthread_cond_t cond;
-	int state;        /* enum fw_wake_state */
+	int state;        /* enum fw_wake_state, guarded by mtx */
+	bool ready;       /* mtx and cond are initialised (owner thread only) */
 };
 
 struct fw_bucket_stats {
@@ -103,6 +117,12 @@ struct fw_bucket {
 	alignas(FW_CACHELINE) pthread_mutex_t lock;
 	struct fw_waiter *keys;        /* guarded by lock: key group heads */
 	uint32_t depth;                /* guarded by lock */
+	/* Threads inside fwait_wait on this bucket (keyed waiters, asleep or
+	 * not), raised under lock before their first ready() and lowered under
+	 * lock as they leave.  fwait_wake reads it without the lock, after a
+	 * seq_cst fence, and returns at once when it is 0 (keyed.c explains
+	 * the pairing). */
+	_Atomic uint32_t nkeyed;
 	/* FAIR: "a lock bit of this bucket is being handed over", set under
 	 * lock by an unlock that hands off or a loser that re-queues due,
 	 * cleared under lock by an unlock that releases.  Read without the
@@ -146,8 +166,9 @@ void fw_stat_add(_Atomic uint64_t *c, uint64_t n);
 void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns);
 
 /* ---- park.c (layer 3): queueing, sleeping, waking ---- */
+/* Fills in w and points it at the calling thread's parker (set up on the
+ * thread's first wait).  Nothing to destroy: the parker outlives the wait. */
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive);
-void fw_waiter_destroy(struct fw_waiter *w);
 /* Caller holds b->lock.  fw_enqueue appends w to its key's FIFO;
  * fw_enqueue_head puts it first (a woken loser keeping its place). */
 void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w);

@@ -21,10 +21,36 @@
  * buffer pool's latches do) and ready() takes it.  Queueing at the head is
  * safe for the same reason queueing at all is: ready() and the enqueue are
  * under the bucket lock that fwait_wake takes.
+ *
+ * A wake with nobody to wake skips the bucket lock.  Each bucket counts the
+ * threads inside fwait_wait on it (nkeyed).  The pairing is Dekker's, as in
+ * folly's ParkingLot (numWaiters):
+ *   waiter:  lock; nkeyed++ (seq_cst RMW); seq_cst fence; ready() reads C
+ *   waker:   caller writes C; seq_cst fence; read nkeyed; 0: return
+ * Both fences are in the single total order S.  If the waker's fence comes
+ * first, the waiter's ready() (after its own fence) sees the caller's write
+ * of C and does not sleep; if the waiter's fence comes first, the waker's
+ * read of nkeyed (after its fence) sees the increment and takes the lock as
+ * before, which orders it against the waiter's enqueue.  So the caller's
+ * write needs no particular ordering of its own (relaxed suffices); the
+ * fence is fwait_wake's.  The count is lowered under the lock only once the
+ * waiter has stopped looking, so it never reads 0 while a waiter that might
+ * still sleep is inside.  Under FWAIT_BROADCAST a wake must reach the bit
+ * waiters of the bucket too, which nkeyed does not count, so it always
+ * takes the lock.
  */
 #include "fwait/internal.h"
 
 #include <errno.h>
+
+/* Caller holds b->lock and has stopped calling ready(): lower the count
+ * (relaxed: a waker that reads the lower value has nobody of ours to wake)
+ * and drop the lock. */
+static void leave(struct fw_bucket *b)
+{
+	atomic_fetch_sub_explicit(&b->nkeyed, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&b->lock);
+}
 
 int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
@@ -42,11 +68,13 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	fw_waiter_init(&w, key, FW_GENERIC_BIT, exclusive);
 	pthread_mutex_lock(&b->lock);
 	fw_stat_add(&b->stats.slow_waits, 1);
+	/* seq_cst RMW and fence before the first ready(): the waiter's half of
+	 * the Dekker pair with fwait_wake's fence (design note). */
+	atomic_fetch_add_explicit(&b->nkeyed, 1, memory_order_seq_cst);
+	atomic_thread_fence(memory_order_seq_cst);
 	for (;;) {
-		if (ready(arg)) {
-			pthread_mutex_unlock(&b->lock);
+		if (ready(arg))
 			break;
-		}
 		if (woken)
 			fw_stat_add(&b->stats.spurious, 1);
 		if (woken && exclusive && t->policy != FWAIT_WAKE_ALL &&
@@ -68,7 +96,6 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 				fw_stat_add(&b->stats.timeouts, 1);
 				rc = -ETIMEDOUT;
 			}
-			pthread_mutex_unlock(&b->lock);
 			break;
 		}
 		if (raced) {
@@ -85,14 +112,14 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 				if (next)
 					fw_choose(b, &l, next);
 			}
-			pthread_mutex_unlock(&b->lock);
+			leave(b);
 			fw_signal_all(&l, FW_WOKEN);
-			break;
+			return rc;
 		}
 		woken = true;
 		pthread_mutex_lock(&b->lock);
 	}
-	fw_waiter_destroy(&w);
+	leave(b);
 	return rc;
 }
 
@@ -104,6 +131,14 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 	struct fw_bucket *b = fw_bucket_of(t, key);
 	struct fw_wake_list l = { 0 };
 
+	if (t->policy != FWAIT_BROADCAST) {
+		/* The waker's half of the Dekker pair (design note): the fence
+		 * orders the caller's write of the condition before the read
+		 * of nkeyed, against the waiter's increment and fence. */
+		atomic_thread_fence(memory_order_seq_cst);
+		if (atomic_load_explicit(&b->nkeyed, memory_order_relaxed) == 0)
+			return 0;
+	}
 	pthread_mutex_lock(&b->lock);
 	fw_stat_add(&b->stats.slow_wakes, 1);
 	fw_collect(t, b, key, FW_GENERIC_BIT,

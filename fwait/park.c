@@ -23,16 +23,82 @@
  *     If a waker already unlinked it, the wake is in flight: it waits for the
  *     signal (the waker is between steps 1 and 2) and reports the race, so
  *     the caller honours or passes on what it was given.
+ *  4. The mutex, condvar and state a waiter sleeps on (struct fw_parker) are
+ *     its thread's own, thread-local, set up on the thread's first wait and
+ *     destroyed by a pthread key destructor when the thread exits.  Reuse is
+ *     safe because no signal outlives the wait it was meant for: a waker
+ *     signals only a waiter it unlinked, and a waiter leaves fw_sleep only
+ *     after it has consumed that signal (rule 3) or unlinked itself (then
+ *     nobody chose it).  The next wait therefore starts with state
+ *     FW_WAITING and no signal in flight.
+ *
+ * The key for the destructor is created once per process (pthread_once) and
+ * never changes after: it is configuration, not mutable state.  If it cannot
+ * be created (PTHREAD_KEYS_MAX reached) waits still work, and a thread's
+ * parker is simply not destroyed at its exit (glibc's mutex and condvar hold
+ * no resources).  The library must not be unloaded (dlclose) while a thread
+ * that has waited is still running: its destructor would point into it.
  */
 #include "fwait/internal.h"
 #include "util/clock.h"
 
 #include <errno.h>
 
+static pthread_once_t parker_once = PTHREAD_ONCE_INIT;
+static pthread_key_t parker_key;
+static bool parker_key_ok;
+static _Thread_local struct fw_parker parker;
+
+/* Runs at the exit of a thread that has waited.  Its last wait has returned,
+ * so every waker has made its last touch (the unlock of mtx, rule 2). */
+static void parker_destroy(void *arg)
+{
+	struct fw_parker *pk = arg;
+
+	pthread_cond_destroy(&pk->cond);
+	pthread_mutex_destroy(&pk->mtx);
+	pk->ready = false;
+}
+
+static void parker_key_create(void)
+{
+	parker_key_ok = pthread_key_create(&parker_key, parker_destroy) == 0;
+}
+
+/* The calling thread's parker, set up on first use. */
+static struct fw_parker *parker_get(void)
+{
+	struct fw_parker *pk = &parker;
+
+	if (pk->ready)
+		return pk;
+	/* Adaptive: the waker signals with pk->mtx held, and the woken thread
+	 * needs pk->mtx to return from the wait; the waker lets go a moment
+	 * later, so a short spin beats sleeping on the mutex (which costs a
+	 * futex wait here and a futex wake in the waker's unlock). */
+	pthread_mutexattr_t mattr;
+	pthread_mutexattr_init(&mattr);
+	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
+	pthread_mutex_init(&pk->mtx, &mattr);
+	pthread_mutexattr_destroy(&mattr);
+	/* Deadlines are CLOCK_MONOTONIC: immune to wall-clock steps. */
+	pthread_condattr_t attr;
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&pk->cond, &attr);
+	pthread_condattr_destroy(&attr);
+	pk->state = FW_WAITING;
+	pk->ready = true;
+	/* pthread_once synchronises every caller with the one call, so
+	 * parker_key and parker_key_ok are seen as it set them. */
+	pthread_once(&parker_once, parker_key_create);
+	if (parker_key_ok)
+		pthread_setspecific(parker_key, pk);
+	return pk;
+}
+
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive)
 {
-	pthread_condattr_t attr;
-
 	w->next = w->prev = NULL;
 	w->queued = false;
 	w->exclusive = exclusive;
@@ -41,27 +107,7 @@ void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusiv
 	w->since_ns = 0;
 	w->first_ns = 0;
 	w->steals = 0;
-	w->state = FW_WAITING;
-	/* Adaptive: the waker signals with w->mtx held, and the woken thread
-	 * needs w->mtx to return from the wait; the waker lets go a moment
-	 * later, so a short spin beats sleeping on the mutex (which costs a
-	 * futex wait here and a futex wake in the waker's unlock). */
-	pthread_mutexattr_t mattr;
-	pthread_mutexattr_init(&mattr);
-	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
-	pthread_mutex_init(&w->mtx, &mattr);
-	pthread_mutexattr_destroy(&mattr);
-	/* Deadlines are CLOCK_MONOTONIC: immune to wall-clock steps. */
-	pthread_condattr_init(&attr);
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->cond, &attr);
-	pthread_condattr_destroy(&attr);
-}
-
-void fw_waiter_destroy(struct fw_waiter *w)
-{
-	pthread_cond_destroy(&w->cond);
-	pthread_mutex_destroy(&w->mtx);
+	w->pk = parker_get();
 }
 
 /* The head of the group of (key, bit) in b, or NULL.  Adds to *foreign
@@ -295,18 +341,19 @@ void fw_signal_all(struct fw_wake_list *l, int state)
 	struct fw_waiter *w = l->first;
 
 	while (w) {
-		/* Read the link before the signal: once w->mtx is unlocked the
+		/* Read the link before the signal: once pk->mtx is unlocked the
 		 * waiter may return and its stack frame be reused. */
 		struct fw_waiter *next = w->next;
+		struct fw_parker *pk = w->pk;
 
-		pthread_mutex_lock(&w->mtx);
-		w->state = state;
-		pthread_cond_signal(&w->cond);
-		/* Last touch of w.  The mutex handshake is also what orders the
-		 * waker's critical section before the woken thread's (for a
-		 * handoff the lock bit never cleared, so there is no atomic
-		 * acquire/release pair on the word to do it). */
-		pthread_mutex_unlock(&w->mtx);
+		pthread_mutex_lock(&pk->mtx);
+		pk->state = state;
+		pthread_cond_signal(&pk->cond);
+		/* Last touch of the waiter.  The mutex handshake is also what
+		 * orders the waker's critical section before the woken
+		 * thread's (for a handoff the lock bit never cleared, so there
+		 * is no atomic acquire/release pair on the word to do it). */
+		pthread_mutex_unlock(&pk->mtx);
 		w = next;
 	}
 	l->first = l->last = NULL;
@@ -315,27 +362,28 @@ void fw_signal_all(struct fw_wake_list *l, int state)
 int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	     const struct timespec *deadline, bool *raced)
 {
+	struct fw_parker *pk = w->pk;
 	bool expired = false;
 	int state;
 
 	*raced = false;
 	pthread_mutex_unlock(&b->lock);
 
-	pthread_mutex_lock(&w->mtx);
-	while (w->state == FW_WAITING) {
+	pthread_mutex_lock(&pk->mtx);
+	while (pk->state == FW_WAITING) {
 		if (deadline == NULL) {
-			pthread_cond_wait(&w->cond, &w->mtx);
-		} else if (pthread_cond_timedwait(&w->cond, &w->mtx, deadline) != 0 &&
-			   w->state == FW_WAITING) {
+			pthread_cond_wait(&pk->cond, &pk->mtx);
+		} else if (pthread_cond_timedwait(&pk->cond, &pk->mtx, deadline) != 0 &&
+			   pk->state == FW_WAITING) {
 			/* ETIMEDOUT (EINVAL cannot happen: callers validate
 			 * the deadline, and treating it as expiry cannot hang). */
 			expired = true;
 			break;
 		}
 	}
-	state = w->state;
-	w->state = FW_WAITING; /* ready for another trip through the queue */
-	pthread_mutex_unlock(&w->mtx);
+	state = pk->state;
+	pk->state = FW_WAITING; /* ready for another trip through the queue */
+	pthread_mutex_unlock(&pk->mtx);
 	if (!expired)
 		goto out;
 
@@ -349,12 +397,12 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 
 	/* A waker chose us just as the deadline passed; it is between dropping
 	 * the bucket lock and signalling us, so this wait is short. */
-	pthread_mutex_lock(&w->mtx);
-	while (w->state == FW_WAITING)
-		pthread_cond_wait(&w->cond, &w->mtx);
-	state = w->state;
-	w->state = FW_WAITING;
-	pthread_mutex_unlock(&w->mtx);
+	pthread_mutex_lock(&pk->mtx);
+	while (pk->state == FW_WAITING)
+		pthread_cond_wait(&pk->cond, &pk->mtx);
+	state = pk->state;
+	pk->state = FW_WAITING;
+	pthread_mutex_unlock(&pk->mtx);
 	*raced = true;
 out:
 	fw_hist_record(t, b, util_now_ns() - w->since_ns);

@@ -460,6 +460,48 @@ START_TEST(semaphore_no_lost_wake)
 }
 END_TEST
 
+/* ---- a wake with nobody to wake skips the bucket lock ------------------- */
+
+/* Loop index: a policy.  fwait_wake on a key whose bucket has no keyed
+ * waiter returns 0 without taking the lock (slow_wakes stays 0; BROADCAST,
+ * which must reach the bucket's bit waiters too, always takes it), and once
+ * a waiter is inside fwait_wait the wake takes the lock and finds it. */
+START_TEST(wake_without_waiters_skips_the_lock)
+{
+	struct fwait_config cfg = { .nbuckets = 1, .policy = (enum fwait_policy)_i };
+	struct fwait_table *t;
+	struct fwait_stats st;
+	static int key;
+	_Atomic bool open = false;
+	int rc = fwait_table_create(&t, &cfg);
+	if (rc == -ENOTSUP)
+		return; /* FWAIT_FUTEX off Linux */
+	ck_assert_int_eq(rc, 0);
+
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(fwait_wake(t, &key, FWAIT_ALL), 0);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_wakes, _i == FWAIT_BROADCAST ? 3 : 0);
+
+	struct flag_waiter w = { .t = t, .key = &key, .flags = FWAIT_EXCLUSIVE, .open = &open };
+	pthread_t tid;
+	th_spawn(&tid, flag_waiter_main, &w);
+	ck_assert(th_wait_parked(t, 1, TH_DEADLINE_MS));
+	atomic_store(&open, true);
+	ck_assert_int_eq(fwait_wake(t, &key, 1), 1);
+	th_join_all(&tid, 1, TH_DEADLINE_MS, "keyed waiter", t);
+	ck_assert_int_eq(w.rc, 0);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_wakes, _i == FWAIT_BROADCAST ? 4 : 1);
+
+	/* The waiter has left: the next wake skips the lock again. */
+	ck_assert_int_eq(fwait_wake(t, &key, 1), 0);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_wakes, _i == FWAIT_BROADCAST ? 5 : 1);
+	fwait_table_destroy(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-keyed");
@@ -471,6 +513,7 @@ int main(void)
 	tcase_add_loop_test(tc, ready_sets_callers_waiters_flag, 0, FWAIT_POLICY_COUNT);
 	tcase_add_test(tc, exclusive_wake_survives_timeout_race);
 	tcase_add_loop_test(tc, semaphore_no_lost_wake, 0, TH_NPOLICIES);
+	tcase_add_loop_test(tc, wake_without_waiters_skips_the_lock, 0, FWAIT_POLICY_COUNT);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }
