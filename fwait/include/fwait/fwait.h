@@ -309,9 +309,14 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 /* Wake every non-exclusive waiter of key and up to nr exclusive ones (oldest
  * first); nr = FWAIT_ALL wakes all.  Returns the number woken (>= 0) or
  * -EINVAL.  Under FWAIT_BROADCAST every waiter of the bucket is woken.
- * It takes key's bucket lock under every policy, even when nobody waits,
- * which orders the caller's earlier writes before later ready() calls; it
- * is no fence: it orders nothing for threads that do not take that lock. */
+ * It starts with a seq_cst fence and returns 0 at once, without the bucket
+ * lock, when no thread is inside fwait_wait on key's bucket (except under
+ * FWAIT_BROADCAST, which always takes the lock).  Either way, whatever the
+ * caller wrote before the call (even with relaxed stores) is seen by every
+ * ready() of a waiter that could still sleep: the waiter announces itself
+ * and fences before its first ready(), so either fwait_wake sees it and
+ * takes the lock, or its ready() sees the caller's write.  It orders
+ * nothing else for threads that do not wait on the key. */
 int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr);
 
 /* ---- Statistics and introspection ---------------------------------------- */
