@@ -17,7 +17,8 @@
  *
  * The bucket is chosen by the word's address alone, so all bits of one word
  * share a bucket; that lets fwait keep bit 31 of every word
- * (FWAIT_WAITERS_BIT) exact enough to skip the table when nobody waits: an
+ * (FWAIT_WAITERS_BIT; bit 63 of the 64-bit words of fwait_bit64_*)
+ * exact enough to skip the table when nobody waits: an
  * uncontended lock, unlock or clear is a single atomic operation on the
  * caller's word and never touches the table (as Linux's PG_waiters).
  *
