@@ -1,11 +1,14 @@
 /*
- * bitops.c - lock-style and event-style bits on a caller's 32-bit word.
+ * bitops.c - lock-style and event-style bits on a caller's 32- or 64-bit
+ * word.
  *
  * Layer 4 (bit waits): calls only park.c, futex.c, stats.c and base.c.
+ * The code is in bitops_word.h (see the end of the design note).
  *
  * Design note
  * -----------
- * Key = (word, bit).  Bit 31 of the word, W (FWAIT_WAITERS_MASK), means
+ * Key = (word, bit).  The word's top bit, W (bit 31, FWAIT_WAITERS_MASK, of
+ * a 32-bit word; bit 63, FWAIT64_WAITERS_MASK, of a 64-bit one), means
  * "a waiter of some bit of this word may be queued in the word's bucket".
  *
  *  - W is set only under the bucket lock, by a waiter, with an RMW on the
@@ -40,6 +43,19 @@
  * spins briefly on the word (spin_for_bit).  The no-lost-wakeup argument is
  * unchanged: a contended release happens under the bucket lock, which also
  * serialises it against every waiter's "re-check and set W".
+ *
+ * Two widths, one implementation.  The code lives in bitops_word.h, a
+ * template this file includes twice with macros naming the word type, its
+ * W mask, its highest bit and a name suffix (fwait_bit_* and fwait_bit64_*,
+ * helpers foo32 and foo64).  A template rather than a "word ops" table of
+ * function pointers, because the fast paths (trylock, uncontended unlock,
+ * set, test) must stay one inlined atomic op on the real type, and because
+ * the RMWs of the protocol (take_or_announce, the unlock that clears the
+ * bit and reads W) must be single RMWs on the whole word, which an
+ * indirection would only hide.  Nothing above depends on the width: the
+ * bucket is the word's address, the waiter's key is (address, bit) and
+ * fw_word_has_waiters compares addresses only, which is exact because a
+ * 32-bit and a 64-bit word never share an address in correct use.
  */
 #include "fwait/internal.h"
 #include "util/clock.h"
@@ -47,355 +63,28 @@
 
 #include <errno.h>
 
-static int check_bit_args(const _Atomic uint32_t *word, unsigned bit)
-{
-	return (word == NULL || bit > FWAIT_MAX_BIT) ? -EINVAL : 0;
-}
-
-static uint32_t bit_mask(unsigned bit)
-{
-	return UINT32_C(1) << bit;
-}
-
-/* Under b->lock: take the bit if it is free (true), else make sure W is set
- * so that the holder's release comes to this bucket (false). */
-static bool take_or_announce(_Atomic uint32_t *word, uint32_t m)
-{
-	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
-
-	for (;;) {
-		if (!(v & m)) {
-			/* acquire: pairs with the release RMW of the previous
-			 * holder's unlock, publishing its critical section. */
-			if (atomic_compare_exchange_weak_explicit(word, &v, v | m,
-					memory_order_acquire, memory_order_relaxed))
-				return true;
-		} else if (v & FWAIT_WAITERS_MASK) {
-			return false;
-		} else if (atomic_compare_exchange_weak_explicit(word, &v,
-				v | FWAIT_WAITERS_MASK,
-				memory_order_relaxed, memory_order_relaxed)) {
-			/* relaxed: the releaser reads W through its own RMW on
-			 * this word (see the design note); the bucket lock
-			 * orders our enqueue before its walk. */
-			return false;
-		}
-	}
-}
-
-/* Under b->lock: true if the bit is clear (with acquire), else make sure W
- * is set and return false. */
-static bool clear_or_announce(_Atomic uint32_t *word, uint32_t m)
-{
-	/* acquire: pairs with the release RMW of fwait_bit_clear / unlock, so
-	 * what the clearer published is visible once we see the bit clear. */
-	uint32_t v = atomic_load_explicit(word, memory_order_acquire);
-
-	for (;;) {
-		if (!(v & m))
-			return true;
-		if (v & FWAIT_WAITERS_MASK)
-			return false;
-		/* acquire on both outcomes: a failed CAS reloads v, and if
-		 * that shows the bit clear we return true on its strength. */
-		if (atomic_compare_exchange_weak_explicit(word, &v, v | FWAIT_WAITERS_MASK,
-				memory_order_acquire, memory_order_acquire))
-			return false;
-	}
-}
-
-/* Under b->lock: clear W once no waiter of the word is queued.  W is only
- * set under this lock, so the walk is exact; relaxed, as the releasers read W
- * through their own RMW on the word. */
-static void tidy_waiters_bit(struct fw_bucket *b, _Atomic uint32_t *word)
-{
-	if (!fw_word_has_waiters(b, (const void *)word))
-		atomic_fetch_and_explicit(word, ~FWAIT_WAITERS_MASK, memory_order_relaxed);
-}
-
-bool fwait_bit_test(const _Atomic uint32_t *word, unsigned bit)
-{
-	if (check_bit_args(word, bit))
-		return false;
-	/* acquire: pairs with the release of clear / unlock. */
-	return atomic_load_explicit(word, memory_order_acquire) & bit_mask(bit);
-}
-
-int fwait_bit_trylock(_Atomic uint32_t *word, unsigned bit)
-{
-	if (check_bit_args(word, bit))
-		return -EINVAL;
-	/* acquire: pairs with the release RMW of the previous unlock. */
-	if (atomic_fetch_or_explicit(word, bit_mask(bit), memory_order_acquire) & bit_mask(bit))
-		return -EBUSY;
-	return 0;
-}
-
 /* WAKE_ONE with FWAIT_HANDOFF_FAIR: unlock releases, the woken race. */
 static bool fair(const struct fwait_table *t)
 {
 	return t->policy == FWAIT_WAKE_ONE && !t->strict;
 }
 
-/* The sleeping half of fwait_bit_lock (exclusive: take the bit) and
- * fwait_bit_wait (not exclusive: see the bit clear), on the table. */
-static int bit_sleep(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
-		     bool exclusive, const struct timespec *deadline)
-{
-	uint32_t m = bit_mask(bit);
-	struct fw_bucket *b = fw_bucket_of(t, word);
-	struct fw_waiter w;
-	bool woken = false;
-	int rc = 0;
+/* 32-bit words: fwait_bit_*, bits 0..30, W = bit 31. */
+#define FW_WORD_T uint32_t
+#define FW_ONE UINT32_C(1)
+#define FW_W_MASK FWAIT_WAITERS_MASK
+#define FW_MAX_BIT FWAIT_MAX_BIT
+#define FW_API(n) fwait_bit_##n
+#define FW_LOCAL(n) n##32
+#define FW_FUTEX(n) fw_futex_##n
+#include "fwait/bitops_word.h"
 
-	fw_waiter_init(&w, word, (int)bit, exclusive);
-	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_waits, 1);
-	for (;;) {
-		/* Re-checked after every wake: a lock can be taken, and an
-		 * event bit such as WRITEBACK set again, before we run.
-		 * take_or_announce re-announces W in the same RMW that finds
-		 * the bit taken, so a woken loser (dequeued by its waker, who
-		 * may have cleared W as it left nobody queued) is covered by
-		 * the design note's argument exactly as a first-time waiter. */
-		if (exclusive ? take_or_announce(word, m) : clear_or_announce(word, m)) {
-			pthread_mutex_unlock(&b->lock);
-			break;
-		}
-		if (woken && exclusive && fair(t)) {
-			/* Woken as the oldest, and a running thread took the
-			 * bit first: back to the head of the key, keeping our
-			 * place and our age (first_ns), one race lost. */
-			fw_stat_add(&b->stats.spurious, 1);
-			fw_stat_add(&b->stats.lost_races, 1);
-			w.steals++;
-			fw_enqueue_head(b, &w);
-			/* Now due?  Then the next unlock hands off: tell the
-			 * spinners to queue instead (a hint, see internal.h). */
-			if (fw_due(t, &w))
-				atomic_store_explicit(&b->handing, true, memory_order_relaxed);
-		} else {
-			if (woken)
-				fw_stat_add(&b->stats.spurious, 1);
-			fw_enqueue(b, &w);
-		}
-
-		bool raced;
-		int state = fw_sleep(t, b, &w, deadline, &raced);
-		if (state == FW_TIMEDOUT) {
-			fw_stat_add(&b->stats.timeouts, 1);
-			tidy_waiters_bit(b, word);
-			pthread_mutex_unlock(&b->lock);
-			rc = -ETIMEDOUT;
-			break;
-		}
-		if (raced) {
-			/* Chosen just as our deadline passed.  A handoff gave
-			 * us the bit: pass it on to the next waiter rather than
-			 * strand it.  A plain wake (WAKE_ALL, BROADCAST, clear,
-			 * or FAIR's wake of the oldest) came after a release;
-			 * report what is true now: if the trylock fails, the
-			 * bit has a holder, and W is set while anyone of the
-			 * word is still queued, so that holder's unlock wakes
-			 * the next waiter: nothing is stranded. */
-			if (state == FW_HANDED)
-				fwait_bit_unlock(t, word, bit);
-			bool done = state != FW_HANDED &&
-				(exclusive ? fwait_bit_trylock(word, bit) == 0 :
-					     !fwait_bit_test(word, bit));
-			if (!done) {
-				fw_stat_add(&b->stats.timeouts, 1);
-				rc = -ETIMEDOUT;
-			}
-			break;
-		}
-		if (state == FW_HANDED)
-			break; /* the unlocker left the bit set for us */
-		woken = true;
-		pthread_mutex_lock(&b->lock);
-	}
-	return rc;
-}
-
-/* FAIR: spin up to t->spin_ns for the bit to look free, then CAS it; true
- * if taken.  Gives up at once while the bucket is handing bits over: a due
- * waiter will be given the bit without its ever being free. */
-static bool spin_for_bit(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
-{
-	struct fw_bucket *b = fw_bucket_of(t, word);
-	uint64_t start = util_now_ns();
-
-	for (unsigned i = 1;; i++) {
-		/* Relaxed: a hint (internal.h), it decides nothing. */
-		if (atomic_load_explicit(&b->handing, memory_order_relaxed))
-			return false;
-		/* Relaxed: only a look; the CAS below is what acquires. */
-		uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
-		/* acquire on success: pairs with the release RMW of the
-		 * unlock that freed the bit (its critical section). */
-		if (!(v & m) && atomic_compare_exchange_weak_explicit(word, &v, v | m,
-				memory_order_acquire, memory_order_relaxed))
-			return true;
-		if (i % 16 == 0 && util_now_ns() - start >= t->spin_ns)
-			return false;
-		util_cpu_relax();
-	}
-}
-
-int fwait_bit_lock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
-		   const struct timespec *deadline)
-{
-	if (t == NULL || check_bit_args(word, bit) || !fwait_deadline_valid(deadline))
-		return -EINVAL;
-	if (fwait_bit_trylock(word, bit) == 0)
-		return 0; /* uncontended: one atomic op, no table access */
-	if (t->policy == FWAIT_FUTEX)
-		return fw_futex_wait(t, word, bit_mask(bit), true, deadline);
-	if (fair(t) && t->spin_ns && spin_for_bit(t, word, bit_mask(bit)))
-		return 0;
-	return bit_sleep(t, word, bit, true, deadline);
-}
-
-/* WAKE_ONE: the bit is still ours and W was seen.  Decide under the bucket
- * lock, with the bit still held (as parking_lot's unlock_slow does), so the
- * choice between handing over and releasing sees the queue as it is:
- *  - the oldest exclusive waiter is handed the bit (it stays set) under
- *    STRICT, or under FAIR if it is due (fw_due);
- *  - otherwise the bit is released, and the oldest exclusive waiter (if any)
- *    and every non-exclusive waiter of the key are woken to race for it. */
-static int unlock_wake_one(struct fwait_table *t, struct fw_bucket *b,
-			   _Atomic uint32_t *word, unsigned bit, uint32_t m)
-{
-	struct fw_wake_list l = { 0 };
-	uint64_t walked = 0;
-
-	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_wakes, 1);
-	bool others;
-	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit, &others, &walked);
-	if (w && (t->strict || fw_due(t, w))) {
-		/* The bit stays set: ownership passes to w.  The mutex
-		 * handshake in fw_signal_all orders our critical section
-		 * before w's. */
-		if (!t->strict) /* relaxed: a hint for spinners, internal.h */
-			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
-		if (walked)
-			fw_stat_add(&b->stats.foreign, walked);
-		fw_choose(b, &l, w);
-		fw_stat_add(&b->stats.handoffs, 1);
-		/* W is exact under the bucket lock (see tidy_waiters_bit). */
-		if (!others)
-			atomic_fetch_and_explicit(word, ~FWAIT_WAITERS_MASK, memory_order_relaxed);
-		pthread_mutex_unlock(&b->lock);
-		fw_signal_all(&l, FW_HANDED);
-		return 0;
-	}
-
-	/* Release: wake the oldest exclusive waiter (FAIR; STRICT found none)
-	 * and every waiter that only waits for the bit to clear.  One RMW
-	 * clears the bit and, if they were the last waiters of the word, W
-	 * too; a woken exclusive waiter that then loses the race sets W again
-	 * under this lock before it sleeps (bit_sleep).  release: pairs with
-	 * the acquire of the next locker (woken, spinning or new) or of a
-	 * bit_wait that sees the bit clear. */
-	if (!t->strict)
-		atomic_store_explicit(&b->handing, false, memory_order_relaxed);
-	fw_collect(t, b, word, (int)bit, 1, &l);
-	uint32_t clear = m;
-	if (!fw_word_has_waiters(b, word))
-		clear |= FWAIT_WAITERS_MASK;
-	atomic_fetch_and_explicit(word, ~clear, memory_order_release);
-	pthread_mutex_unlock(&b->lock);
-	fw_signal_all(&l, FW_WOKEN);
-	return 0;
-}
-
-int fwait_bit_unlock(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit)
-{
-	if (t == NULL || check_bit_args(word, bit))
-		return -EINVAL;
-
-	uint32_t m = bit_mask(bit);
-	if (t->policy == FWAIT_FUTEX)
-		return fw_futex_unlock(t, word, m);
-
-	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
-	for (;;) {
-		if (!(v & m))
-			return -EPERM;
-		if (v & FWAIT_WAITERS_MASK)
-			break;
-		/* Uncontended: clear the bit and test W in one RMW (see the
-		 * design note).  release: pairs with the acquire of whoever
-		 * takes the bit next. */
-		if (atomic_compare_exchange_weak_explicit(word, &v, v & ~m,
-				memory_order_release, memory_order_relaxed))
-			return 0;
-	}
-
-	struct fw_bucket *b = fw_bucket_of(t, word);
-	if (t->policy == FWAIT_WAKE_ONE)
-		return unlock_wake_one(t, b, word, bit, m);
-
-	/* WAKE_ALL, BROADCAST: release first, then wake every waiter of the
-	 * key (the bucket).  release: pairs with the next locker's acquire. */
-	atomic_fetch_and_explicit(word, ~m, memory_order_release);
-
-	struct fw_wake_list woken = { 0 };
-	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_wakes, 1);
-	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &woken);
-	tidy_waiters_bit(b, word);
-	pthread_mutex_unlock(&b->lock);
-	fw_signal_all(&woken, FW_WOKEN);
-	return 0;
-}
-
-int fwait_bit_wait(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit,
-		   const struct timespec *deadline)
-{
-	if (t == NULL || check_bit_args(word, bit) || !fwait_deadline_valid(deadline))
-		return -EINVAL;
-	if (!fwait_bit_test(word, bit))
-		return 0; /* already clear: one load, no table access */
-	if (t->policy == FWAIT_FUTEX)
-		return fw_futex_wait(t, word, bit_mask(bit), false, deadline);
-	return bit_sleep(t, word, bit, false, deadline);
-}
-
-bool fwait_bit_set(_Atomic uint32_t *word, unsigned bit)
-{
-	if (check_bit_args(word, bit))
-		return false;
-	/* acq_rel: acquire pairs with the release of the clear that ended the
-	 * previous event (test_set_page_writeback uses it as a try-lock);
-	 * release publishes what the setter did before announcing it. */
-	return atomic_fetch_or_explicit(word, bit_mask(bit), memory_order_acq_rel) & bit_mask(bit);
-}
-
-int fwait_bit_clear(struct fwait_table *t, _Atomic uint32_t *word, unsigned bit)
-{
-	if (t == NULL || check_bit_args(word, bit))
-		return -EINVAL;
-
-	uint32_t m = bit_mask(bit);
-	/* release: pairs with the acquire load in fwait_bit_wait.  W is read
-	 * in the same RMW (see the design note). */
-	uint32_t old = atomic_fetch_and_explicit(word, ~m, memory_order_release);
-	if (!(old & FWAIT_WAITERS_MASK))
-		return 0;
-	if (t->policy == FWAIT_FUTEX) {
-		fw_futex_wake_all(t, word, m);
-		return 0;
-	}
-
-	struct fw_bucket *b = fw_bucket_of(t, word);
-	struct fw_wake_list l = { 0 };
-	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_wakes, 1);
-	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &l);
-	tidy_waiters_bit(b, word);
-	pthread_mutex_unlock(&b->lock);
-	fw_signal_all(&l, FW_WOKEN);
-	return 0;
-}
+/* 64-bit words: fwait_bit64_*, bits 0..62, W = bit 63. */
+#define FW_WORD_T uint64_t
+#define FW_ONE UINT64_C(1)
+#define FW_W_MASK FWAIT64_WAITERS_MASK
+#define FW_MAX_BIT FWAIT64_MAX_BIT
+#define FW_API(n) fwait_bit64_##n
+#define FW_LOCAL(n) n##64
+#define FW_FUTEX(n) fw_futex64_##n
+#include "fwait/bitops_word.h"

@@ -22,6 +22,30 @@
  * is never left asleep.  The kernel returns 0 from FUTEX_WAIT to a waiter it
  * dequeued for a wake even if the timeout fired too, so a wake is never
  * swallowed by a timeout.
+ *
+ * 64-bit words (fwait_bit64_*).  Futexes are 32-bit, so a waiter for bit b
+ * of a 64-bit word sleeps on the 32-bit half that holds b (the half at the
+ * lower address is the low half on a little-endian machine, the high half
+ * on a big-endian one: __BYTE_ORDER__ picks), comparing that half's value,
+ * with bitset 1 << (b % 32); a release wakes that half with the same
+ * bitset.  W (bit 63) lives in the high half, so for b < 32 the waiter
+ * announces in one half and sleeps on the other.  That loses no wakeup:
+ * the waiter sets W with a 64-bit RMW and reads the word (bit b set) after
+ * it; the releaser clears b and reads W in one 64-bit RMW.  If the release
+ * comes first in the word's modification order, the waiter's RMW or load
+ * sees b clear and never sleeps; if the announce comes first, the releaser
+ * sees W and will FUTEX_WAKE the half holding b.  A release between the
+ * waiter's read and its FUTEX_WAIT changed b, which is in the half the
+ * kernel compares, so FUTEX_WAIT returns EAGAIN instead of sleeping; a
+ * release after the kernel queued the waiter finds it.  (If b is released
+ * and taken again in between, the half reads as before and the waiter
+ * sleeps, exactly as on a 32-bit word: W is sticky, so the new holder's
+ * release wakes it.)  Only which half the kernel compares differs from
+ * the 32-bit case, and it always holds the waited bit.
+ *
+ * Both widths share one implementation: futex_word.h, a template included
+ * twice below with macros for the word type, its W bit and its half-word
+ * (the whole word for 32 bits); only sys_futex and futex_wake are here.
  */
 #include "fwait/internal.h"
 #include "util/clock.h"
@@ -39,112 +63,56 @@ bool fw_futex_supported(void)
 	return true;
 }
 
-static long sys_futex(_Atomic uint32_t *word, int op, uint32_t val,
+static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
 		      const struct timespec *abs_deadline, uint32_t bitset)
 {
-	/* _Atomic uint32_t has the layout of uint32_t on every Linux ABI. */
-	return syscall(SYS_futex, (uint32_t *)word, op | FUTEX_PRIVATE_FLAG, val,
+	return syscall(SYS_futex, uaddr, op | FUTEX_PRIVATE_FLAG, val,
 		       abs_deadline, NULL, bitset);
 }
 
-static void futex_wake(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m, int n)
+/* Wake up to n sleepers of bitset on the 32-bit futex word uaddr; counted
+ * in b, the bucket of the caller's (whole) word. */
+static void futex_wake(struct fw_bucket *b, uint32_t *uaddr, uint32_t bitset, int n)
 {
-	struct fw_bucket *b = fw_bucket_of(t, word);
-	long woken = sys_futex(word, FUTEX_WAKE_BITSET, (uint32_t)n, NULL, m);
+	long woken = sys_futex(uaddr, FUTEX_WAKE_BITSET, (uint32_t)n, NULL, bitset);
 
 	fw_stat_add(&b->stats.slow_wakes, 1);
 	if (woken > 0)
 		fw_stat_add(&b->stats.wakeups, (uint64_t)woken);
 }
 
-/* Sleep while the word still reads `seen`.  Returns 0 (woken by a wake),
- * -EAGAIN (word changed or signal: just re-check), -ETIMEDOUT. */
-static int futex_sleep(struct fwait_table *t, _Atomic uint32_t *word, uint32_t seen,
-		       uint32_t m, const struct timespec *deadline)
-{
-	struct fw_bucket *b = fw_bucket_of(t, word);
-	uint64_t start = util_now_ns();
+/* 32-bit words: the futex word is the word.  _Atomic uint32_t has the
+ * layout of uint32_t on every Linux ABI. */
+#define FW_WORD_T uint32_t
+#define FW_W_MASK FWAIT_WAITERS_MASK
+#define FW_FUTEX(n) fw_futex_##n
+#define FW_LOCAL(n) n##32
+#define FW_HALF(word, m) ((uint32_t *)(void *)(word))
+#define FW_HALF_VAL(v, m) (v)
+#define FW_HALF_MASK(m) (m)
+#include "fwait/futex_word.h"
 
-	fw_stat_add(&b->stats.waits, 1);
-	long r = sys_futex(word, FUTEX_WAIT_BITSET, seen, deadline, m);
-	int err = r == 0 ? 0 : errno;
-	fw_hist_record(t, b, util_now_ns() - start);
-	if (err == ETIMEDOUT) {
-		fw_stat_add(&b->stats.timeouts, 1);
-		return -ETIMEDOUT;
-	}
-	return err == 0 ? 0 : -EAGAIN;
+/* 64-bit words: the futex word is the half holding m's bit (design note). */
+static uint32_t *half64(_Atomic uint64_t *word, uint64_t m)
+{
+	unsigned hi = (m >> 32) != 0;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	return (uint32_t *)(void *)word + hi;
+#elif __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	return (uint32_t *)(void *)word + !hi;
+#else
+#error "fwait: unknown byte order"
+#endif
 }
 
-/* Make sure W is set in v (and in the word); false if the word moved. */
-static bool announce(_Atomic uint32_t *word, uint32_t *v)
-{
-	if (*v & FWAIT_WAITERS_MASK)
-		return true;
-	/* relaxed: a releaser reads W through its own RMW on the word, and
-	 * FUTEX_WAIT re-reads the word under the kernel's bucket lock. */
-	if (!atomic_compare_exchange_weak_explicit(word, v, *v | FWAIT_WAITERS_MASK,
-			memory_order_relaxed, memory_order_relaxed))
-		return false;
-	*v |= FWAIT_WAITERS_MASK;
-	return true;
-}
-
-int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
-		  bool exclusive, const struct timespec *deadline)
-{
-	/* acquire: pairs with the release in fw_futex_unlock / clear, for a
-	 * non-exclusive waiter that returns on seeing the bit clear. */
-	uint32_t v = atomic_load_explicit(word, memory_order_acquire);
-	bool woken = false;
-
-	for (;;) {
-		if (!(v & m)) {
-			if (!exclusive) {
-				/* We may have absorbed an unlock's wake-one meant
-				 * for a lock waiter: pass it on. */
-				if (woken && (v & FWAIT_WAITERS_MASK))
-					futex_wake(t, word, m, 1);
-				return 0;
-			}
-			/* acquire: pairs with the release in fw_futex_unlock. */
-			if (atomic_compare_exchange_weak_explicit(word, &v, v | m,
-					memory_order_acquire, memory_order_acquire))
-				return 0;
-			continue;
-		}
-		if (!announce(word, &v))
-			continue;
-		if (woken)
-			fw_stat_add(&fw_bucket_of(t, word)->stats.spurious, 1);
-		int rc = futex_sleep(t, word, v, m, deadline);
-		if (rc == -ETIMEDOUT)
-			return rc;
-		woken = woken || rc == 0;
-		/* acquire: as the first load above. */
-		v = atomic_load_explicit(word, memory_order_acquire);
-	}
-}
-
-int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
-{
-	uint32_t v = atomic_load_explicit(word, memory_order_relaxed);
-
-	do {
-		if (!(v & m))
-			return -EPERM;
-		/* release: pairs with the next locker's acquire. */
-	} while (!atomic_compare_exchange_weak_explicit(word, &v, v & ~m,
-			memory_order_release, memory_order_relaxed));
-	if (v & FWAIT_WAITERS_MASK)
-		futex_wake(t, word, m, 1);
-	return 0;
-}
-
-void fw_futex_wake_all(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
-{
-	futex_wake(t, word, m, INT_MAX);
-}
+#define FW_WORD_T uint64_t
+#define FW_W_MASK FWAIT64_WAITERS_MASK
+#define FW_FUTEX(n) fw_futex64_##n
+#define FW_LOCAL(n) n##64
+#define FW_HALF(word, m) half64((word), (m))
+#define FW_HALF_VAL(v, m) ((uint32_t)((m) >> 32 ? (v) >> 32 : (v)))
+#define FW_HALF_MASK(m) ((uint32_t)((m) >> 32 ? (m) >> 32 : (m)))
+#include "fwait/futex_word.h"
 
 #else /* !__linux__ */
 
@@ -165,6 +133,21 @@ int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
 }
 
 void fw_futex_wake_all(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m)
+{
+}
+
+int fw_futex64_wait(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m,
+		    bool exclusive, const struct timespec *deadline)
+{
+	return -ENOTSUP;
+}
+
+int fw_futex64_unlock(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m)
+{
+	return -ENOTSUP;
+}
+
+void fw_futex64_wake_all(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m)
 {
 }
 #endif

@@ -14,9 +14,13 @@
  *   2  stats.c    counters, wait histogram, stats, the walk   base
  *   3  park.c     queueing, sleeping, the waker handshake     stats base
  *   3  futex.c    the FWAIT_FUTEX policy (sleep on the word)  stats base
+ *      futex_word.h  its code for one word width, included
+ *                 twice by futex.c (32 and 64 bits)
  *   4  keyed.c    fwait_wait / fwait_wake                     park stats base
  *   4  bitops.c   the bit locks and bit waits                 park futex stats
  *                                                             base
+ *      bitops_word.h  its code for one word width, included
+ *                 twice by bitops.c (fwait_bit_*, fwait_bit64_*)
  *   5  table.c    create/destroy (the constructor), policy    futex
  *                 names
  *
@@ -86,7 +90,7 @@ struct fw_waiter {
 	bool khead;                      /* oldest waiter of its key */
 	bool queued;
 	bool exclusive;
-	int bit;          /* 0..30, or FW_GENERIC_BIT */
+	int bit;          /* 0..30 (0..62: bit64), or FW_GENERIC_BIT */
 	const void *key;
 	uint64_t since_ns; /* this trip through the queue (the histogram) */
 	uint64_t first_ns; /* first queued: the age fairness goes by; kept
@@ -219,6 +223,11 @@ int fw_futex_wait(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m,
 		  bool exclusive, const struct timespec *deadline);
 int fw_futex_unlock(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
 void fw_futex_wake_all(struct fwait_table *t, _Atomic uint32_t *word, uint32_t m);
+/* The same on a 64-bit word (sleeping on the 32-bit half holding m). */
+int fw_futex64_wait(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m,
+		    bool exclusive, const struct timespec *deadline);
+int fw_futex64_unlock(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m);
+void fw_futex64_wake_all(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m);
 bool fw_futex_supported(void);
 
 /* keyed.c (layer 4), bitops.c (layer 4) and table.c (layer 5) define only

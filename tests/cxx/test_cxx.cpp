@@ -7,7 +7,8 @@
  * under fwait::bit_lock_guard, event bits set and cleared alongside, a
  * parked fwait_bit_wait woken by fwait_bit_clear, a keyed wait with a
  * lambda as its ready function), and a bufpool pool on a temporary file is
- * written and read back under bufpool::page_guard.  Every fwait wait is
+ * written and read back under bufpool::page_guard.  A std::atomic<uint64_t>
+ * word goes through fwait_bit64_lock/unlock the same way.  Every fwait wait is
  * bounded by a deadline; bufpool waits are bounded by the test's timeout.
  * Loop counts are fixed; nothing sleeps to synchronise.  A failed check
  * prints what failed and exits 1.
@@ -68,6 +69,14 @@ static_assert(std::is_same<decltype(&fwait_bit_lock),
 static_assert(std::is_same<decltype(&fwait_bit_test),
 			   bool (*)(const std::atomic<uint32_t> *, unsigned)>::value,
 	      "fwait_bit_test takes a const std::atomic<uint32_t> *");
+static_assert(std::is_same<fwait_atomic_u64, std::atomic<uint64_t> >::value,
+	      "C++ 64-bit word type is std::atomic<uint64_t>");
+static_assert(sizeof(fwait_atomic_u64) == 8 && alignof(fwait_atomic_u64) == 8,
+	      "64-bit word is 8 bytes, 8-aligned, as C's _Atomic uint64_t");
+static_assert(std::is_same<decltype(&fwait_bit64_lock),
+			   int (*)(fwait_table *, std::atomic<uint64_t> *, unsigned,
+				   const timespec *)>::value,
+	      "fwait_bit64_lock takes a std::atomic<uint64_t> *");
 static_assert(std::is_standard_layout<fwait_waiter_info>::value &&
 		      std::is_standard_layout<fwait_stats>::value &&
 		      std::is_standard_layout<bp_config>::value &&
@@ -128,6 +137,41 @@ static fwait_table *table_of(fwait_policy policy)
 	CHECK_EQ(r, 0);
 	CHECK(t != nullptr);
 	return t;
+}
+
+/* The same lost-update check on a std::atomic<uint64_t> word with
+ * fwait_bit64_lock/unlock, on a bit of the high half (40) while a bit of
+ * the low half (3) is held by main all along: neither disturbs the other. */
+static void test_bit64_lock(fwait_table *t)
+{
+	const unsigned kBit = 40, kOther = 3;
+	fwait_atomic_u64 word(0);
+	uint64_t counter = 0; /* guarded by (word, kBit) */
+	const timespec dl = fwait_deadline_after_ns(kBound);
+
+	CHECK_EQ(fwait_bit64_trylock(&word, kOther), 0);
+	std::vector<std::thread> threads;
+	for (unsigned i = 0; i < kThreads; i++) {
+		threads.emplace_back([&] {
+			for (unsigned n = 0; n < kIters; n++) {
+				CHECK_EQ(fwait_bit64_lock(t, &word, kBit, &dl), 0);
+				CHECK(fwait_bit64_test(&word, kBit));
+				uint64_t c = counter;
+				if (n % 8 == 0)
+					std::this_thread::yield();
+				counter = c + 1;
+				CHECK_EQ(fwait_bit64_unlock(t, &word, kBit), 0);
+			}
+		});
+	}
+	for (std::thread &th : threads)
+		th.join();
+	CHECK_EQ(counter, static_cast<uint64_t>(kThreads) * kIters);
+	CHECK_EQ(word.load() & ~FWAIT64_WAITERS_MASK, UINT64_C(1) << kOther);
+	CHECK_EQ(fwait_bit64_unlock(t, &word, kOther), 0);
+	CHECK_EQ(fwait_bit64_unlock(t, &word, kOther), -EPERM);
+	CHECK_EQ(fwait_bit64_lock(t, &word, FWAIT64_WAITERS_BIT, nullptr), -EINVAL);
+	CHECK_EQ(word.load() & ~FWAIT64_WAITERS_MASK, 0u);
 }
 
 /* kThreads threads add 1 to a plain counter kIters times each under
@@ -292,6 +336,7 @@ static void test_fwait()
 		}
 		CHECK_EQ(fwait_table_policy(t), policy);
 		test_bit_lock(t);
+		test_bit64_lock(t);
 		test_bit_wait(t);
 		test_keyed(t);
 		fwait_table_destroy(t);

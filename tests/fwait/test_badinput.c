@@ -186,11 +186,78 @@ static void policy_rows(enum fwait_policy pol)
 	fwait_table_destroy(t);
 }
 
+/* The fwait_bit64_* rows: the same checks on a 64-bit word, bit > 62; the
+ * held bit (40) is in the high half, a sentinel (5) in the low one. */
+static void policy_rows64(enum fwait_policy pol)
+{
+	const char *policy = fwait_policy_name(pol);
+	struct fwait_config cfg = { .nbuckets = 4, .policy = pol };
+	struct fwait_table *t;
+	int rc = fwait_table_create(&t, &cfg);
+	if (rc == -ENOTSUP)
+		return;
+	EXPECT_EQ("create (bit64)", rc, 0);
+	if (rc)
+		return;
+
+	const uint64_t sentinel = UINT64_C(1) << 5, hb = UINT64_C(1) << 40;
+	_Atomic uint64_t word = sentinel, held = 0;
+	static const unsigned bad_bits[] = { 63, 64, 1000, ~0u };
+	static const struct timespec bad_dl[] = {
+		{ .tv_sec = 0, .tv_nsec = 1000000000L },
+		{ .tv_sec = 0, .tv_nsec = -1 },
+		{ .tv_sec = -1, .tv_nsec = 0 },
+	};
+
+	EXPECT_EQ("bit64 setup: trylock", fwait_bit64_trylock(&held, 40), 0);
+	for (size_t i = 0; i < sizeof(bad_bits) / sizeof(bad_bits[0]); i++) {
+		unsigned b = bad_bits[i];
+		EXPECT_EQ("bit64_lock: bit > 62", fwait_bit64_lock(t, &word, b, NULL), -EINVAL);
+		EXPECT_EQ("bit64_trylock: bit > 62", fwait_bit64_trylock(&word, b), -EINVAL);
+		EXPECT_EQ("bit64_unlock: bit > 62", fwait_bit64_unlock(t, &word, b), -EINVAL);
+		EXPECT_EQ("bit64_wait: bit > 62", fwait_bit64_wait(t, &word, b, NULL), -EINVAL);
+		EXPECT_EQ("bit64_clear: bit > 62", fwait_bit64_clear(t, &word, b), -EINVAL);
+		EXPECT_EQ("bit64_set: bit > 62", fwait_bit64_set(&word, b), false);
+		EXPECT_EQ("bit64_test: bit > 62", fwait_bit64_test(&word, b), false);
+	}
+	EXPECT_EQ("bit64: bad bits leave the word alone", atomic_load(&word), sentinel);
+
+	EXPECT_EQ("bit64_lock: NULL table", fwait_bit64_lock(NULL, &word, 0, NULL), -EINVAL);
+	EXPECT_EQ("bit64_lock: NULL word", fwait_bit64_lock(t, NULL, 0, NULL), -EINVAL);
+	EXPECT_EQ("bit64_trylock: NULL word", fwait_bit64_trylock(NULL, 0), -EINVAL);
+	EXPECT_EQ("bit64_unlock: NULL table", fwait_bit64_unlock(NULL, &held, 40), -EINVAL);
+	EXPECT_EQ("bit64_unlock: NULL word", fwait_bit64_unlock(t, NULL, 0), -EINVAL);
+	EXPECT_EQ("bit64_wait: NULL table", fwait_bit64_wait(NULL, &held, 40, NULL), -EINVAL);
+	EXPECT_EQ("bit64_wait: NULL word", fwait_bit64_wait(t, NULL, 0, NULL), -EINVAL);
+	EXPECT_EQ("bit64_set: NULL word", fwait_bit64_set(NULL, 0), false);
+	EXPECT_EQ("bit64_clear: NULL table", fwait_bit64_clear(NULL, &word, 0), -EINVAL);
+	EXPECT_EQ("bit64_clear: NULL word", fwait_bit64_clear(t, NULL, 0), -EINVAL);
+	EXPECT_EQ("bit64_test: NULL word", fwait_bit64_test(NULL, 0), false);
+	for (size_t i = 0; i < sizeof(bad_dl) / sizeof(bad_dl[0]); i++) {
+		EXPECT_EQ("bit64_lock: malformed deadline (bit held)",
+			  fwait_bit64_lock(t, &held, 40, &bad_dl[i]), -EINVAL);
+		EXPECT_EQ("bit64_wait: malformed deadline (bit set)",
+			  fwait_bit64_wait(t, &held, 40, &bad_dl[i]), -EINVAL);
+	}
+	EXPECT_EQ("bit64_unlock: bit not held", fwait_bit64_unlock(t, &word, 40), -EPERM);
+	EXPECT_EQ("bit64_trylock: bit held", fwait_bit64_trylock(&held, 40), -EBUSY);
+	EXPECT_EQ("bit64_clear: bit already clear", fwait_bit64_clear(t, &word, 33), 0);
+	EXPECT_EQ("bit64: -EPERM and no-op clear leave the word alone", atomic_load(&word),
+		  sentinel);
+	EXPECT_EQ("bit64: no waiter parked", fwait_waiters_walk(t, count_fn, NULL), 0);
+	EXPECT_EQ("bit64: held word still just bit 40", atomic_load(&held), hb);
+	EXPECT_EQ("bit64 cleanup: unlock", fwait_bit64_unlock(t, &held, 40), 0);
+	EXPECT_EQ("bit64: held word clear", atomic_load(&held), 0);
+	fwait_table_destroy(t);
+}
+
 int main(void)
 {
 	table_rows();
-	for (int p = 0; p < FWAIT_POLICY_COUNT; p++)
+	for (int p = 0; p < FWAIT_POLICY_COUNT; p++) {
 		policy_rows((enum fwait_policy)p);
+		policy_rows64((enum fwait_policy)p);
+	}
 	printf("%d checks, %d failure(s)\n", checks, failures);
 	return failures ? 1 : 0;
 }

@@ -6,7 +6,11 @@
  * A run is a sequence of rounds; each round creates a table with one policy
  * (wake-one (fair), wake-one fair with max_steals, wake-one strict,
  * wake-all, broadcast, futex; cycled)
- * and 1..8 buckets (so keys collide), starts T worker threads (200; 64 under
+ * and 1..8 buckets (so keys collide), and a word width (the first cycle of
+ * policies on 32-bit words with fwait_bit_*, the second on 64-bit words
+ * with fwait_bit64_*, whose lock and event bits lie in both 32-bit halves,
+ * 62 next to W; --seconds is split over both cycles),
+ * starts T worker threads (200; 64 under
  * TSan), lets them run random operations for its share of --seconds, stops
  * them, and checks the end state.  Operations (--mix bits | all):
  *   - bit_lock with a deadline drawn from {none, already past, 1-50 us,
@@ -55,8 +59,11 @@
 #define NKEYS 4   /* generic keys */
 #define MAX_THREADS 1024
 
-static const unsigned lock_bits[NLOCK] = { 0, 1, 17, 30 }; /* 30: next to W */
-static const unsigned ev_bits[NEV] = { 8, 9 };
+static const unsigned lock_bits32[NLOCK] = { 0, 1, 17, 30 }; /* 30: next to W */
+static const unsigned ev_bits32[NEV] = { 8, 9 };
+/* 64-bit rounds: both halves (the futex half-word), 62 next to W. */
+static const unsigned lock_bits64[NLOCK] = { 0, 31, 40, 62 };
+static const unsigned ev_bits64[NEV] = { 9, 45 };
 
 /* Round "policies": ST_POLICY_STEAL, ST_NPOLICIES, st_policy_label (stress_util.h). */
 
@@ -80,13 +87,75 @@ struct round {
 	int policy;               /* 0..ST_NPOLICIES-1 */
 	bool keyed;
 	_Atomic bool stop;
+	bool wide;                /* fwait_bit64_* on words64, else words */
+	const unsigned *lock_bits, *ev_bits; /* this width's bits */
 	alignas(64) _Atomic uint32_t words[NWORDS];
+	alignas(64) _Atomic uint64_t words64[NWORDS];
 	_Atomic int owner[NWORDS][NLOCK];
 	uint64_t plain[NWORDS][NLOCK];     /* guarded by the lock bit */
 	_Atomic uint64_t entered[NWORDS][NLOCK];
 	_Atomic uint64_t ev_gen[NWORDS][NEV];
 	struct gkey keys[NKEYS];
 };
+
+/* The bit operations on word wi of the round's width. */
+static int b_lock(struct round *r, unsigned wi, unsigned bit, const struct timespec *d)
+{
+	return r->wide ? fwait_bit64_lock(r->t, &r->words64[wi], bit, d)
+		       : fwait_bit_lock(r->t, &r->words[wi], bit, d);
+}
+
+static int b_trylock(struct round *r, unsigned wi, unsigned bit)
+{
+	return r->wide ? fwait_bit64_trylock(&r->words64[wi], bit)
+		       : fwait_bit_trylock(&r->words[wi], bit);
+}
+
+static int b_unlock(struct round *r, unsigned wi, unsigned bit)
+{
+	return r->wide ? fwait_bit64_unlock(r->t, &r->words64[wi], bit)
+		       : fwait_bit_unlock(r->t, &r->words[wi], bit);
+}
+
+static int b_wait(struct round *r, unsigned wi, unsigned bit, const struct timespec *d)
+{
+	return r->wide ? fwait_bit64_wait(r->t, &r->words64[wi], bit, d)
+		       : fwait_bit_wait(r->t, &r->words[wi], bit, d);
+}
+
+static bool b_set(struct round *r, unsigned wi, unsigned bit)
+{
+	return r->wide ? fwait_bit64_set(&r->words64[wi], bit)
+		       : fwait_bit_set(&r->words[wi], bit);
+}
+
+static int b_clear(struct round *r, unsigned wi, unsigned bit)
+{
+	return r->wide ? fwait_bit64_clear(r->t, &r->words64[wi], bit)
+		       : fwait_bit_clear(r->t, &r->words[wi], bit);
+}
+
+static bool b_test(struct round *r, unsigned wi, unsigned bit)
+{
+	return r->wide ? fwait_bit64_test(&r->words64[wi], bit)
+		       : fwait_bit_test(&r->words[wi], bit);
+}
+
+/* Word wi's value and address, and the width's W. */
+static uint64_t b_value(struct round *r, unsigned wi)
+{
+	return r->wide ? atomic_load(&r->words64[wi]) : atomic_load(&r->words[wi]);
+}
+
+static const void *b_addr(struct round *r, unsigned wi)
+{
+	return r->wide ? (const void *)&r->words64[wi] : (const void *)&r->words[wi];
+}
+
+static uint64_t b_wmask(const struct round *r)
+{
+	return r->wide ? FWAIT64_WAITERS_MASK : FWAIT_WAITERS_MASK;
+}
 
 struct worker {
 	pthread_t tid;
@@ -164,9 +233,9 @@ static void critical_section(struct worker *w, unsigned wi, unsigned li)
 	int prev = atomic_exchange_explicit(&r->owner[wi][li], w->id + 1, memory_order_relaxed);
 	if (prev != 0)
 		st_fail("word %u bit %u held by two threads: %d and %d", wi,
-			lock_bits[li], prev - 1, w->id);
-	if (!fwait_bit_test(&r->words[wi], lock_bits[li]))
-		st_fail("word %u bit %u clear inside its critical section", wi, lock_bits[li]);
+			r->lock_bits[li], prev - 1, w->id);
+	if (!b_test(r, wi, r->lock_bits[li]))
+		st_fail("word %u bit %u clear inside its critical section", wi, r->lock_bits[li]);
 	r->plain[wi][li]++; /* a lost update = two holders */
 	atomic_fetch_add_explicit(&r->entered[wi][li], 1, memory_order_relaxed);
 	w->cs++;
@@ -174,16 +243,21 @@ static void critical_section(struct worker *w, unsigned wi, unsigned li)
 	prev = atomic_exchange_explicit(&r->owner[wi][li], 0, memory_order_relaxed);
 	if (prev != w->id + 1)
 		st_fail("word %u bit %u: owner changed under thread %d (now %d)", wi,
-			lock_bits[li], w->id, prev - 1);
+			r->lock_bits[li], w->id, prev - 1);
 	if (inject_lost_wake && w->id == 0) {
 		/* The bug the model's BROKEN_UNLOCK describes: release with W
 		 * dropped and no wake, stranding whoever is queued. */
-		atomic_fetch_and(&r->words[wi], ~((UINT32_C(1) << lock_bits[li]) | FWAIT_WAITERS_MASK));
+		if (r->wide)
+			atomic_fetch_and(&r->words64[wi],
+					 ~((UINT64_C(1) << r->lock_bits[li]) | FWAIT64_WAITERS_MASK));
+		else
+			atomic_fetch_and(&r->words[wi],
+					 ~((UINT32_C(1) << r->lock_bits[li]) | FWAIT_WAITERS_MASK));
 		return;
 	}
-	int rc = fwait_bit_unlock(r->t, &r->words[wi], lock_bits[li]);
+	int rc = b_unlock(r, wi, r->lock_bits[li]);
 	if (rc != 0)
-		st_fail("fwait_bit_unlock(word %u, bit %u) = %d", wi, lock_bits[li], rc);
+		st_fail("fwait_bit_unlock(word %u, bit %u) = %d", wi, r->lock_bits[li], rc);
 }
 
 static void do_lock(struct worker *w, unsigned wi, unsigned li)
@@ -192,23 +266,23 @@ static void do_lock(struct worker *w, unsigned wi, unsigned li)
 	const struct timespec *d = pick_deadline(w, &dl, true);
 
 	op_begin(w, OP_LOCK, d);
-	int rc = fwait_bit_lock(w->r->t, &w->r->words[wi], lock_bits[li], d);
+	int rc = b_lock(w->r, wi, w->r->lock_bits[li], d);
 	op_end(w);
 	if (rc == 0)
 		critical_section(w, wi, li);
 	else if (rc == -ETIMEDOUT)
 		w->timeouts++;
 	else
-		st_fail("fwait_bit_lock(word %u, bit %u) = %d", wi, lock_bits[li], rc);
+		st_fail("fwait_bit_lock(word %u, bit %u) = %d", wi, w->r->lock_bits[li], rc);
 }
 
 static void do_trylock(struct worker *w, unsigned wi, unsigned li)
 {
-	int rc = fwait_bit_trylock(&w->r->words[wi], lock_bits[li]);
+	int rc = b_trylock(w->r, wi, w->r->lock_bits[li]);
 	if (rc == 0)
 		critical_section(w, wi, li);
 	else if (rc != -EBUSY)
-		st_fail("fwait_bit_trylock(word %u, bit %u) = %d", wi, lock_bits[li], rc);
+		st_fail("fwait_bit_trylock(word %u, bit %u) = %d", wi, w->r->lock_bits[li], rc);
 }
 
 static void do_bitwait_lock(struct worker *w, unsigned wi, unsigned li)
@@ -219,12 +293,12 @@ static void do_bitwait_lock(struct worker *w, unsigned wi, unsigned li)
 	const struct timespec *d = pick_deadline(w, &dl, false);
 
 	op_begin(w, OP_BITWAIT, d);
-	int rc = fwait_bit_wait(w->r->t, &w->r->words[wi], lock_bits[li], d);
+	int rc = b_wait(w->r, wi, w->r->lock_bits[li], d);
 	op_end(w);
 	if (rc == -ETIMEDOUT)
 		w->timeouts++;
 	else if (rc != 0)
-		st_fail("fwait_bit_wait(word %u, bit %u) = %d", wi, lock_bits[li], rc);
+		st_fail("fwait_bit_wait(word %u, bit %u) = %d", wi, w->r->lock_bits[li], rc);
 }
 
 /* ---- event bits ---------------------------------------------------------- */
@@ -233,18 +307,18 @@ static void do_event(struct worker *w, unsigned wi, unsigned ei)
 {
 	struct round *r = w->r;
 	/* fwait_bit_set as a try-lock (test_set_page_writeback) */
-	if (fwait_bit_set(&r->words[wi], ev_bits[ei]))
+	if (b_set(r, wi, r->ev_bits[ei]))
 		return;
 	/* odd: in progress.  release: a waiter that reads the odd value also
 	 * sees the bit set (the set came first in this thread). */
 	uint64_t g = atomic_fetch_add_explicit(&r->ev_gen[wi][ei], 1, memory_order_release);
 	if (g & 1)
 		st_fail("event word %u bit %u: two owners (generation %" PRIu64 ")", wi,
-			ev_bits[ei], g);
+			r->ev_bits[ei], g);
 	hold(w);
 	/* even: finished, published by the clear's release */
 	atomic_fetch_add_explicit(&r->ev_gen[wi][ei], 1, memory_order_relaxed);
-	int rc = fwait_bit_clear(r->t, &r->words[wi], ev_bits[ei]);
+	int rc = b_clear(r, wi, r->ev_bits[ei]);
 	if (rc != 0)
 		st_fail("fwait_bit_clear = %d", rc);
 	w->events++;
@@ -258,20 +332,20 @@ static void do_event_wait(struct worker *w, unsigned wi, unsigned ei)
 	uint64_t g = atomic_load_explicit(&r->ev_gen[wi][ei], memory_order_acquire);
 
 	op_begin(w, OP_EVWAIT, d);
-	int rc = fwait_bit_wait(r->t, &r->words[wi], ev_bits[ei], d);
+	int rc = b_wait(r, wi, r->ev_bits[ei], d);
 	op_end(w);
 	if (rc == -ETIMEDOUT) {
 		w->timeouts++;
 		return;
 	}
 	if (rc != 0)
-		st_fail("fwait_bit_wait(event word %u, bit %u) = %d", wi, ev_bits[ei], rc);
+		st_fail("fwait_bit_wait(event word %u, bit %u) = %d", wi, r->ev_bits[ei], rc);
 	w->ev_waits++;
 	/* bit_wait saw the bit clear (acquire) after we saw event g in
 	 * progress: the clear that ended it comes after its "finished" bump */
 	if ((g & 1) && atomic_load_explicit(&r->ev_gen[wi][ei], memory_order_relaxed) == g)
 		st_fail("bit_wait(word %u, bit %u) returned 0 while event %" PRIu64
-			" is still in progress", wi, ev_bits[ei], g);
+			" is still in progress", wi, r->ev_bits[ei], g);
 }
 
 /* ---- generic keys -------------------------------------------------------- */
@@ -417,8 +491,8 @@ static void dump_round(void *arg)
 {
 	struct round *r = arg;
 	for (unsigned i = 0; i < NWORDS; i++)
-		fprintf(stderr, "  word %u @%p = 0x%08" PRIx32 "\n", i, (void *)&r->words[i],
-			atomic_load(&r->words[i]));
+		fprintf(stderr, "  word %u @%p = 0x%08" PRIx64 " (%u-bit)\n", i, b_addr(r, i),
+			b_value(r, i), r->wide ? 64 : 32);
 	for (unsigned i = 0; i < NKEYS; i++)
 		fprintf(stderr, "  key %u @%p tokens=%" PRId64 " gen=%" PRIu64 "\n", i,
 			(void *)&r->keys[i], atomic_load(&r->keys[i].tokens),
@@ -445,7 +519,7 @@ struct parked_check {
 	struct round *r;
 	const void *key;
 	int bit;
-	uint32_t word;
+	uint64_t word;
 	const char *what;
 };
 
@@ -454,18 +528,20 @@ static int check_parked(const struct fwait_waiter_info *w, void *arg)
 	struct parked_check *c = arg;
 	if (w->bit < 0)
 		return 0; /* a generic key */
-	uint32_t v = atomic_load_explicit((_Atomic uint32_t *)w->key, memory_order_relaxed);
+	uint64_t v = c->r->wide
+		? atomic_load_explicit((_Atomic uint64_t *)w->key, memory_order_relaxed)
+		: atomic_load_explicit((_Atomic uint32_t *)w->key, memory_order_relaxed);
 	c->key = w->key;
 	c->bit = w->bit;
 	c->word = v;
-	if (!(v & FWAIT_WAITERS_MASK)) {
+	if (!(v & b_wmask(c->r))) {
 		c->what = "parked with W clear";
 		return 1;
 	}
 	/* Only strict: under eventual fairness an unlock frees the bit and
 	 * wakes only the oldest, so the others stay parked on a clear bit
 	 * until the next unlock (the stall watchdog catches one left there). */
-	if (c->r->policy == ST_POLICY_STRICT && w->exclusive && !(v & (UINT32_C(1) << w->bit))) {
+	if (c->r->policy == ST_POLICY_STRICT && w->exclusive && !(v & (UINT64_C(1) << w->bit))) {
 		c->what = "exclusive waiter parked on a clear bit under strict handoff";
 		return 1;
 	}
@@ -478,7 +554,7 @@ static void check_parked_waiters(struct round *r)
 	if (r->policy == FWAIT_FUTEX)
 		return; /* bit waiters sleep in the kernel, not in the table */
 	if (fwait_waiters_walk(r->t, check_parked, &c))
-		st_fail("lost wakeup: waiter of word %p bit %d %s (word = 0x%08" PRIx32 ")",
+		st_fail("lost wakeup: waiter of word %p bit %d %s (word = 0x%08" PRIx64 ")",
 			c.key, c.bit, c.what, c.word);
 }
 
@@ -560,22 +636,22 @@ static void check_round(struct round *r, const struct round_result *res)
 	if (parked)
 		st_fail("%u waiter(s) still parked after every thread returned", parked);
 	for (unsigned i = 0; i < NWORDS; i++) {
-		uint32_t v = atomic_load(&r->words[i]);
-		if (v & ~FWAIT_WAITERS_MASK)
-			st_fail("word %u = 0x%08" PRIx32 ": bits left set", i, v);
-		if ((v & FWAIT_WAITERS_MASK) && !w_may_stay)
-			st_fail("word %u = 0x%08" PRIx32 ": W set with nobody waiting", i, v);
+		uint64_t v = b_value(r, i);
+		if (v & ~b_wmask(r))
+			st_fail("word %u = 0x%08" PRIx64 ": bits left set", i, v);
+		if ((v & b_wmask(r)) && !w_may_stay)
+			st_fail("word %u = 0x%08" PRIx64 ": W set with nobody waiting", i, v);
 		for (unsigned l = 0; l < NLOCK; l++) {
 			if (atomic_load(&r->owner[i][l]))
-				st_fail("word %u bit %u: owner left set", i, lock_bits[l]);
+				st_fail("word %u bit %u: owner left set", i, r->lock_bits[l]);
 			if (r->plain[i][l] != atomic_load(&r->entered[i][l]))
 				st_fail("word %u bit %u: %" PRIu64 " increments under the lock, %"
-					PRIu64 " critical sections (lost update)", i, lock_bits[l],
+					PRIu64 " critical sections (lost update)", i, r->lock_bits[l],
 					r->plain[i][l], atomic_load(&r->entered[i][l]));
 		}
 		for (unsigned e = 0; e < NEV; e++)
 			if (atomic_load(&r->ev_gen[i][e]) & 1)
-				st_fail("word %u event %u left in progress", i, ev_bits[e]);
+				st_fail("word %u event %u left in progress", i, r->ev_bits[e]);
 	}
 	for (unsigned k = 0; k < NKEYS; k++) {
 		struct gkey *g = &r->keys[k];
@@ -640,8 +716,11 @@ int main(int argc, char **argv)
 	if (workers == NULL)
 		return 1;
 
-	/* rounds: one per policy when bounded; soak cycles until --seconds */
-	unsigned nrounds = o.policy >= 0 ? 1 : ST_NPOLICIES;
+	/* rounds: one per policy and word width (32, then 64 bits) when
+	 * bounded, the --seconds split between them; soak cycles until
+	 * --seconds */
+	unsigned per_width = o.policy >= 0 ? 1 : ST_NPOLICIES;
+	unsigned nrounds = 2 * per_width;
 	double per_round = o.seconds / nrounds;
 	if (o.soak) {
 		nrounds = 0; /* unbounded */
@@ -665,6 +744,9 @@ int main(int argc, char **argv)
 		memset(r, 0, sizeof(*r));
 		r->policy = o.policy >= 0 ? o.policy : (int)(n % ST_NPOLICIES);
 		r->keyed = keyed;
+		r->wide = (n / per_width) % 2 == 1;
+		r->lock_bits = r->wide ? lock_bits64 : lock_bits32;
+		r->ev_bits = r->wide ? ev_bits64 : ev_bits32;
 		unsigned nbuckets = 1 + st_below(&round_rng, 8);
 		unsigned max_steals = 1 + st_below(&round_rng, 5);
 
@@ -692,10 +774,10 @@ int main(int argc, char **argv)
 
 		struct fwait_stats st;
 		fwait_stats_get(r->t, &st);
-		printf("round %u: %-14s nbuckets %u, max_steals %u: %" PRIu64 " ops, %" PRIu64 " critical sections, %"
+		printf("round %u: %-14s %u-bit, nbuckets %u, max_steals %u: %" PRIu64 " ops, %" PRIu64 " critical sections, %"
 		       PRIu64 " timeouts, %" PRIu64 " events, %" PRIu64 " waits, %" PRIu64
 		       " handoffs, max depth %u, %.1f s: ok\n",
-		       n, st_policy_label(r->policy), nbuckets,
+		       n, st_policy_label(r->policy), r->wide ? 64 : 32, nbuckets,
 		       st_ctx.max_steals,
 		       res.ops, res.cs, res.timeouts, res.events, st.waits, st.handoffs,
 		       st.max_bucket_depth, (double)(util_now_ns() - t0) / 1e9);

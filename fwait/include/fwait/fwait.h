@@ -17,7 +17,8 @@
  *
  * The bucket is chosen by the word's address alone, so all bits of one word
  * share a bucket; that lets fwait keep bit 31 of every word
- * (FWAIT_WAITERS_BIT) exact enough to skip the table when nobody waits: an
+ * (FWAIT_WAITERS_BIT; bit 63 of the 64-bit words of fwait_bit64_*)
+ * exact enough to skip the table when nobody waits: an
  * uncontended lock, unlock or clear is a single atomic operation on the
  * caller's word and never touches the table (as Linux's PG_waiters).
  *
@@ -60,7 +61,8 @@
 /*
  * The word type, for C and C++
  * ----------------------------
- * Every call that takes a caller's word takes a fwait_atomic_u32 *.  In C
+ * Every call that takes a caller's word takes a fwait_atomic_u32 * (the
+ * fwait_bit64_* calls a fwait_atomic_u64 *, checked the same way).  In C
  * that is _Atomic uint32_t, so C callers may keep writing _Atomic uint32_t;
  * in C++ (any standard from C++11 on) it is std::atomic<uint32_t>.  The
  * header includes <stdatomic.h> only in C (in C++ before C++23 it does not
@@ -99,6 +101,18 @@ static_assert(fwait_atomic_u32::is_always_lock_free,
 static_assert(ATOMIC_INT_LOCK_FREE == 2,
 	      "fwait: std::atomic<uint32_t> must be always lock-free");
 #endif
+typedef std::atomic<uint64_t> fwait_atomic_u64;
+static_assert(sizeof(fwait_atomic_u64) == sizeof(uint64_t),
+	      "fwait: std::atomic<uint64_t> must have uint64_t's size");
+static_assert(alignof(fwait_atomic_u64) == alignof(uint64_t),
+	      "fwait: std::atomic<uint64_t> must have uint64_t's alignment");
+#if defined(__cpp_lib_atomic_is_always_lock_free)
+static_assert(fwait_atomic_u64::is_always_lock_free,
+	      "fwait: std::atomic<uint64_t> must be always lock-free");
+#else
+static_assert(ATOMIC_LLONG_LOCK_FREE == 2,
+	      "fwait: std::atomic<uint64_t> must be always lock-free");
+#endif
 #else /* C */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -109,6 +123,13 @@ _Static_assert(_Alignof(fwait_atomic_u32) == _Alignof(uint32_t),
 	       "fwait: _Atomic uint32_t must have uint32_t's alignment");
 _Static_assert(ATOMIC_INT_LOCK_FREE == 2,
 	       "fwait: _Atomic uint32_t must be always lock-free");
+typedef _Atomic uint64_t fwait_atomic_u64;
+_Static_assert(sizeof(fwait_atomic_u64) == sizeof(uint64_t),
+	       "fwait: _Atomic uint64_t must have uint64_t's size");
+_Static_assert(_Alignof(fwait_atomic_u64) == _Alignof(uint64_t),
+	       "fwait: _Atomic uint64_t must have uint64_t's alignment");
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2,
+	       "fwait: _Atomic uint64_t must be always lock-free");
 #endif
 
 #ifdef __cplusplus
@@ -125,6 +146,11 @@ extern "C" {
 #define FWAIT_WAITERS_MASK (UINT32_C(1) << FWAIT_WAITERS_BIT)
 /* Bits 0..FWAIT_MAX_BIT are usable by callers. */
 #define FWAIT_MAX_BIT 30u
+/* The same for 64-bit words (fwait_bit64_*): bit 63 is fwait's, bits
+ * 0..FWAIT64_MAX_BIT are the caller's. */
+#define FWAIT64_WAITERS_BIT 63u
+#define FWAIT64_WAITERS_MASK (UINT64_C(1) << FWAIT64_WAITERS_BIT)
+#define FWAIT64_MAX_BIT 62u
 
 /* Wake every waiter (fwait_wake's nr argument). */
 #define FWAIT_ALL UINT32_MAX
@@ -281,6 +307,24 @@ int fwait_bit_clear(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit)
  * clear acquires the fwait_bit_clear/unlock that cleared it; seeing it set
  * acquires a fwait_bit_set that set it (taking a lock releases nothing). */
 bool fwait_bit_test(const fwait_atomic_u32 *word, unsigned bit);
+
+/* ---- The same on a caller's 64-bit word ---------------------------------- */
+/* fwait_bit64_* are fwait_bit_* on a fwait_atomic_u64: bits 0..62 are the
+ * caller's, bit 63 is W (FWAIT64_WAITERS_MASK); -EINVAL for bit > 62.
+ * Every policy, statistic, error and ordering guarantee is the 32-bit
+ * call's above, word for word (one implementation serves both widths).
+ * Under FWAIT_FUTEX a waiter sleeps on the 32-bit half of the word that
+ * holds its bit.  Do not use one address both as a 32-bit and as a 64-bit
+ * word. */
+int fwait_bit64_lock(struct fwait_table *t, fwait_atomic_u64 *word, unsigned bit,
+		     const struct timespec *deadline);
+int fwait_bit64_trylock(fwait_atomic_u64 *word, unsigned bit);
+int fwait_bit64_unlock(struct fwait_table *t, fwait_atomic_u64 *word, unsigned bit);
+int fwait_bit64_wait(struct fwait_table *t, fwait_atomic_u64 *word, unsigned bit,
+		     const struct timespec *deadline);
+bool fwait_bit64_set(fwait_atomic_u64 *word, unsigned bit);
+int fwait_bit64_clear(struct fwait_table *t, fwait_atomic_u64 *word, unsigned bit);
+bool fwait_bit64_test(const fwait_atomic_u64 *word, unsigned bit);
 
 /* ---- Generic keyed waits (wait_event_filtered) --------------------------- */
 
