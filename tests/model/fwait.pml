@@ -67,6 +67,10 @@
  *   -DBROKEN_RACE     a timed-out waiter that a handoff chose at the same
  *                     moment drops the bit instead of passing it on
  *                     (the 2008 exclusive-wait abort race).
+ *   -DKEYED -DBROKEN_KEYED_COUNT  fwait_wait raises the bucket's count of
+ *                     keyed waiters only after its first ready(), so a
+ *                     fwait_wake that reads the count as 0 skips a waiter
+ *                     that goes to sleep (the fences' reason, keyed.c).
  *   -DKEYED -DBROKEN_KEYED_CHECK  fwait_wait evaluates ready() before it
  *                     takes the bucket lock (and queues without looking
  *                     again), so a wake can fall in between.
@@ -131,6 +135,7 @@ byte owner[2];         /* tid+1 of the lock-bit holder, 0 none */
 byte finished;
 #ifdef KEYED
 byte tokens;           /* the generic key's condition: ready() takes one */
+byte nkw;              /* threads inside fwait_wait on the bucket (nkeyed) */
 #endif
 #ifdef FAIR
 byte steals[NT];       /* races lost since the waiter first queued */
@@ -577,11 +582,23 @@ inline gcollect() {
 	c = 0; w = 0; nb = 0
 }
 
+/* fwait_wake skips the bucket when nobody is inside fwait_wait on it
+ * (nkw == 0; not under BROADCAST).  The model is sequentially consistent:
+ * the read of nkw after tokens++ is what fwait_wake's seq_cst fence gives,
+ * and BROKEN_KEYED_COUNT shows what the fences prevent. */
 inline key_produce() {
 	atomic { tokens++ };
-	bucket_lock();
-	atomic { gcollect(); bl = 0 };
-	signal_chosen(WOKEN)
+#ifndef BROADCAST
+	if
+	:: nkw == 0 -> skip
+	:: else ->
+#endif
+		bucket_lock();
+		atomic { gcollect(); bl = 0 };
+		signal_chosen(WOKEN)
+#ifndef BROADCAST
+	fi
+#endif
 }
 
 /* fw_sleep for a generic waiter: a timeout that finds itself queued
@@ -597,7 +614,7 @@ inline gsleep() {
 			:: queued[me] ->
 				unlink(me);
 				if :: tokens > 0 -> tokens-- :: else -> res = TIMEDOUT fi;
-				timed = true; bl = 0
+				timed = true; nkw--; bl = 0
 			:: else -> bl = 0
 			fi
 		};
@@ -612,7 +629,14 @@ inline gsleep() {
 
 /* fwait_wait(GKEY, FWAIT_EXCLUSIVE, take a token) */
 inline key_consume() {
+#ifdef BROKEN_KEYED_COUNT
+	/* broken: the count is raised after the first ready() (as if the
+	 * waiter's fence were missing and its read of the condition passed
+	 * its increment), so a wake can read 0 and skip a waiter that sleeps */
 	atomic { bl == 0 -> bl = me + 1; alive[me] = true; first = true };
+#else
+	atomic { bl == 0 -> bl = me + 1; alive[me] = true; first = true; nkw++ };
+#endif
 #ifdef BROKEN_KEYED_CHECK
 	/* broken: ready() is evaluated before the bucket lock is taken */
 	bl = 0;
@@ -626,15 +650,18 @@ inline key_consume() {
 		:: got -> tokens--; bl = 0
 		:: else -> enqueue(GKEY, true); bl = 0; got = false
 #elif defined(FAIR)
-		:: tokens > 0 -> tokens--; bl = 0; got = true
+		:: tokens > 0 -> tokens--; nkw--; bl = 0; got = true
 		:: tokens == 0 && first -> enqueue(GKEY, true); bl = 0; got = false
 		:: tokens == 0 && !first -> enqueue_head(GKEY, true); bl = 0; got = false
 #else
-		:: tokens > 0 -> tokens--; bl = 0; got = true
+		:: tokens > 0 -> tokens--; nkw--; bl = 0; got = true
 		:: else -> enqueue(GKEY, true); bl = 0; got = false
 #endif
 		fi
 	   };
+#ifdef BROKEN_KEYED_COUNT
+	   if :: first -> atomic { nkw++ } :: else -> skip fi;
+#endif
 	   first = false;
 	   if
 	   :: got -> got = false; res = OK; break
@@ -656,7 +683,7 @@ inline key_consume() {
 				if :: w < NT -> unlink(w); chosen = 1 << w :: else -> skip fi;
 				w = 0
 			fi;
-			bl = 0
+			nkw--; bl = 0
 		};
 		signal_chosen(WOKEN);
 		break
@@ -749,6 +776,9 @@ end:	do
 #endif
 	/* the final state: nothing held, nobody queued */
 	assert(qlen == 0 && owner[0] == 0 && owner[1] == 0 && bl == 0);
+#ifdef KEYED
+	assert(nkw == 0);
+#endif
 #ifdef BROADCAST
 	assert((word[0] & ~WMASK) == 0 && (word[1] & ~WMASK) == 0)
 #else
