@@ -47,16 +47,16 @@
  *   since_ns, first_ns      while it is queued
  *   steals                  bucket->lock
  *   pk                      written before the waiter is queued
- *   pk->state               pk->mtx (the handshake with the waker)
- * The parker (pk: mutex, condvar, state) is the waiting thread's own,
- * thread-local and reused by its every wait; the rest of the record is on
- * the waiter's stack.  A waker unlinks the waiter under the bucket lock,
- * drops the bucket lock, reads w->pk, then sets state and signals under
- * pk->mtx; unlocking pk->mtx is the last access the waker makes, after which
- * the waiter may return, its stack frame vanish and its parker serve its
- * next wait (or be destroyed at its exit).  A waiter that times out therefore decides "was I
+ *   pk->state               the handshake with the waker (park.c)
+ * The parker (pk) is the waiting thread's own, thread-local and reused by
+ * its every wait; the rest of the record is on the waiter's stack.  A waker
+ * unlinks the waiter under the bucket lock, drops the bucket lock, reads
+ * w->pk, then publishes the state to the parker and wakes it (park.c, rule
+ * 2); that publication is the waker's last access to the waiter's memory,
+ * after which the waiter may return, its stack frame vanish and its parker
+ * serve its next wait.  A waiter that times out therefore decides "was I
  * chosen?" by looking at `queued` under the bucket lock: if a waker already
- * unlinked it, it waits (briefly) for the waker's signal before it returns.
+ * unlinked it, it waits (briefly) for the waker's state before it returns.
  *
  * Statistics counters live in each bucket (updated under that bucket's lock,
  * or with relaxed atomics on the futex path) so no counter is a shared hot
@@ -100,15 +100,28 @@ struct fw_waiter {
 };
 
 /* What a thread sleeps on: one per thread, thread-local, initialised on the
- * thread's first wait and destroyed at its exit (park.c).  A thread waits in
- * one place at a time, so one is enough; reusing it is what makes a park one
- * enqueue and one condvar wait instead of a mutex and condvar set up and torn
- * down on every wait. */
+ * thread's first wait (park.c).  A thread waits in one place at a time, so
+ * one is enough; reusing it makes a park one enqueue and one sleep.  On
+ * Linux it is one 32-bit word the thread sleeps on with FUTEX_WAIT and the
+ * waker publishes to with a release store and one FUTEX_WAKE: no mutex for
+ * the woken thread to re-take, nothing to set up or tear down.  Elsewhere
+ * (or built with -Dfwait_park=pthread, which the DRD check uses: Valgrind
+ * sees a mutex handshake, not an atomic one) it is a mutex, a condvar and
+ * the state, destroyed at thread exit. */
+#if defined(__linux__) && !defined(FWAIT_PARK_PTHREAD)
+#define FW_PARK_FUTEX 1
+#else
+#define FW_PARK_FUTEX 0
+#endif
 struct fw_parker {
+#if FW_PARK_FUTEX
+	_Atomic uint32_t state; /* enum fw_wake_state: waker release, owner acquire */
+#else
 	pthread_mutex_t mtx;
 	pthread_cond_t cond;
 	int state;        /* enum fw_wake_state, guarded by mtx */
-	bool ready;       /* mtx and cond are initialised (owner thread only) */
+	bool ready;       /* set up (owner thread only) */
+#endif
 };
 
 struct fw_bucket_stats {

@@ -12,42 +12,102 @@
  *  1. A waiter is queued, and a waker chooses (unlinks) it, only under the
  *     bucket lock.  Choosing appends it to a private wake list.
  *  2. The waker drops the bucket lock, then for each chosen waiter: reads
- *     its list link, locks the waiter's own mutex, sets state, signals the
- *     waiter's own condvar, unlocks.  That unlock is the waker's last access
- *     to the waiter (its record lives on the waiter's stack), and no waker
- *     ever signals with the bucket lock held, so a woken thread never runs
+ *     its list link and its parker, and posts the state to the parker
+ *     (pk_post).  That post is the waker's last access to the waiter's
+ *     memory (its record lives on the waiter's stack), and no waker ever
+ *     posts with the bucket lock held, so a woken thread never runs
  *     straight into a lock its waker still holds.
  *  3. A waiter whose deadline passes is not timed out until it has looked
  *     under the bucket lock and found itself still queued ("it is not a
  *     timeout until we unlink the unsignalled node", as parking lots say).
  *     If a waker already unlinked it, the wake is in flight: it waits for the
- *     signal (the waker is between steps 1 and 2) and reports the race, so
+ *     post (the waker is between steps 1 and 2) and reports the race, so
  *     the caller honours or passes on what it was given.
- *  4. The mutex, condvar and state a waiter sleeps on (struct fw_parker) are
- *     its thread's own, thread-local, set up on the thread's first wait and
- *     destroyed by a pthread key destructor when the thread exits.  Reuse is
- *     safe because no signal outlives the wait it was meant for: a waker
- *     signals only a waiter it unlinked, and a waiter leaves fw_sleep only
- *     after it has consumed that signal (rule 3) or unlinked itself (then
- *     nobody chose it).  The next wait therefore starts with state
- *     FW_WAITING and no signal in flight.
+ *  4. What a waiter sleeps on (struct fw_parker) is its thread's own,
+ *     thread-local, set up on the thread's first wait.  Reuse is safe
+ *     because no post outlives the wait it was meant for: a waker posts
+ *     only to a waiter it unlinked, and a waiter leaves fw_sleep only after
+ *     it has consumed that post (rule 3) or unlinked itself (then nobody
+ *     chose it).  The next wait therefore starts with state FW_WAITING and
+ *     no post in flight.
  *
- * The key for the destructor is created once per process (pthread_once) and
- * never changes after: it is configuration, not mutable state.  If it cannot
- * be created (PTHREAD_KEYS_MAX reached) waits still work, and a thread's
- * parker is simply not destroyed at its exit (glibc's mutex and condvar hold
- * no resources).  The library must not be unloaded (dlclose) while a thread
- * that has waited is still running: its destructor would point into it.
+ * The parker, on Linux: one word.  The waker stores the state with release
+ * order and then calls FUTEX_WAKE on the word; the sleeper loads it with
+ * acquire order and sleeps with FUTEX_WAIT while it reads FW_WAITING.  The
+ * release/acquire pair orders the waker's critical section before the woken
+ * thread's (for a handoff the lock bit never clears, so no pair on the lock
+ * word does it), and the kernel re-reads the word under its own hash-bucket
+ * lock before it sleeps, so a store that lands between the sleeper's load
+ * and its FUTEX_WAIT makes the wait return at once (no lost wakeup).  The
+ * FUTEX_WAKE comes after the store, so the woken thread may already have
+ * returned and its stack gone; that is harmless: a private FUTEX_WAKE only
+ * hashes the address and never reads or writes the memory (glibc relies on
+ * the same for its mutexes and semaphores).  Its only effect can be an
+ * early return from a FUTEX_WAIT of the same thread's *next* wait on the
+ * same word, which re-reads the state and sleeps again.
+ *
+ * The parker elsewhere (or built with -Dfwait_park=pthread): a mutex, a
+ * condvar and the state; the waker sets the state and signals under the
+ * mutex, whose unlock is its last touch.  Its destructor runs at thread
+ * exit through a pthread key created once per process (pthread_once), which
+ * never changes after: configuration, not mutable state.  If the key cannot
+ * be created (PTHREAD_KEYS_MAX reached) waits still work and the parker is
+ * simply not destroyed (glibc's mutex and condvar hold no resources).  The
+ * library must not be unloaded (dlclose) while a thread that has waited is
+ * still running: its destructor would point into it.
  */
 #include "fwait/internal.h"
 #include "util/clock.h"
 
 #include <errno.h>
 
+static _Thread_local struct fw_parker parker;
+
+#if FW_PARK_FUTEX
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static struct fw_parker *parker_get(void)
+{
+	/* Zero-initialised thread-local storage is FW_WAITING already. */
+	return &parker;
+}
+
+static void pk_post(struct fw_parker *pk, int state)
+{
+	/* Release: pairs with pk_wait's acquire load (see the note above). */
+	atomic_store_explicit(&pk->state, (uint32_t)state, memory_order_release);
+	syscall(SYS_futex, &pk->state, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+}
+
+/* Waits for a post, or until the CLOCK_MONOTONIC deadline (NULL: none).
+ * Returns the posted state and resets the parker for the next wait, or
+ * FW_WAITING if the deadline passed first. */
+static int pk_wait(struct fw_parker *pk, const struct timespec *deadline)
+{
+	uint32_t s;
+
+	/* Acquire: pairs with pk_post's release store. */
+	while ((s = atomic_load_explicit(&pk->state, memory_order_acquire)) == FW_WAITING) {
+		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC
+		 * deadline.  EAGAIN (posted meanwhile) and EINTR re-check. */
+		long r = syscall(SYS_futex, &pk->state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+				 FW_WAITING, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+		if (r != 0 && errno == ETIMEDOUT &&
+		    atomic_load_explicit(&pk->state, memory_order_acquire) == FW_WAITING)
+			return FW_WAITING;
+	}
+	/* Only the owner writes the word between posts (rule 4). */
+	atomic_store_explicit(&pk->state, FW_WAITING, memory_order_relaxed);
+	return (int)s;
+}
+
+#else /* the pthread parker */
+
 static pthread_once_t parker_once = PTHREAD_ONCE_INIT;
 static pthread_key_t parker_key;
 static bool parker_key_ok;
-static _Thread_local struct fw_parker parker;
 
 /* Runs at the exit of a thread that has waited.  Its last wait has returned,
  * so every waker has made its last touch (the unlock of mtx, rule 2). */
@@ -78,7 +138,9 @@ static struct fw_parker *parker_get(void)
 	 * futex wait here and a futex wake in the waker's unlock). */
 	pthread_mutexattr_t mattr;
 	pthread_mutexattr_init(&mattr);
+#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
 	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
+#endif
 	pthread_mutex_init(&pk->mtx, &mattr);
 	pthread_mutexattr_destroy(&mattr);
 	/* Deadlines are CLOCK_MONOTONIC: immune to wall-clock steps. */
@@ -96,6 +158,40 @@ static struct fw_parker *parker_get(void)
 		pthread_setspecific(parker_key, pk);
 	return pk;
 }
+
+static void pk_post(struct fw_parker *pk, int state)
+{
+	pthread_mutex_lock(&pk->mtx);
+	pk->state = state;
+	pthread_cond_signal(&pk->cond);
+	/* Last touch of the waiter.  The mutex handshake is also what orders
+	 * the waker's critical section before the woken thread's (for a
+	 * handoff the lock bit never cleared, so there is no atomic
+	 * acquire/release pair on the word to do it). */
+	pthread_mutex_unlock(&pk->mtx);
+}
+
+static int pk_wait(struct fw_parker *pk, const struct timespec *deadline)
+{
+	int state;
+
+	pthread_mutex_lock(&pk->mtx);
+	while (pk->state == FW_WAITING) {
+		if (deadline == NULL) {
+			pthread_cond_wait(&pk->cond, &pk->mtx);
+		} else if (pthread_cond_timedwait(&pk->cond, &pk->mtx, deadline) != 0 &&
+			   pk->state == FW_WAITING) {
+			/* ETIMEDOUT (EINVAL cannot happen: callers validate
+			 * the deadline, and treating it as expiry cannot hang). */
+			break;
+		}
+	}
+	state = pk->state;
+	pk->state = FW_WAITING; /* ready for another trip through the queue */
+	pthread_mutex_unlock(&pk->mtx);
+	return state;
+}
+#endif
 
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive)
 {
@@ -341,19 +437,12 @@ void fw_signal_all(struct fw_wake_list *l, int state)
 	struct fw_waiter *w = l->first;
 
 	while (w) {
-		/* Read the link before the signal: once pk->mtx is unlocked the
+		/* Read the link and the parker before the post: after it the
 		 * waiter may return and its stack frame be reused. */
 		struct fw_waiter *next = w->next;
 		struct fw_parker *pk = w->pk;
 
-		pthread_mutex_lock(&pk->mtx);
-		pk->state = state;
-		pthread_cond_signal(&pk->cond);
-		/* Last touch of the waiter.  The mutex handshake is also what
-		 * orders the waker's critical section before the woken
-		 * thread's (for a handoff the lock bit never cleared, so there
-		 * is no atomic acquire/release pair on the word to do it). */
-		pthread_mutex_unlock(&pk->mtx);
+		pk_post(pk, state);
 		w = next;
 	}
 	l->first = l->last = NULL;
@@ -363,28 +452,13 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	     const struct timespec *deadline, bool *raced)
 {
 	struct fw_parker *pk = w->pk;
-	bool expired = false;
 	int state;
 
 	*raced = false;
 	pthread_mutex_unlock(&b->lock);
 
-	pthread_mutex_lock(&pk->mtx);
-	while (pk->state == FW_WAITING) {
-		if (deadline == NULL) {
-			pthread_cond_wait(&pk->cond, &pk->mtx);
-		} else if (pthread_cond_timedwait(&pk->cond, &pk->mtx, deadline) != 0 &&
-			   pk->state == FW_WAITING) {
-			/* ETIMEDOUT (EINVAL cannot happen: callers validate
-			 * the deadline, and treating it as expiry cannot hang). */
-			expired = true;
-			break;
-		}
-	}
-	state = pk->state;
-	pk->state = FW_WAITING; /* ready for another trip through the queue */
-	pthread_mutex_unlock(&pk->mtx);
-	if (!expired)
+	state = pk_wait(pk, deadline);
+	if (state != FW_WAITING)
 		goto out;
 
 	pthread_mutex_lock(&b->lock);
@@ -396,13 +470,8 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	pthread_mutex_unlock(&b->lock);
 
 	/* A waker chose us just as the deadline passed; it is between dropping
-	 * the bucket lock and signalling us, so this wait is short. */
-	pthread_mutex_lock(&pk->mtx);
-	while (pk->state == FW_WAITING)
-		pthread_cond_wait(&pk->cond, &pk->mtx);
-	state = pk->state;
-	pk->state = FW_WAITING;
-	pthread_mutex_unlock(&pk->mtx);
+	 * the bucket lock and posting to us, so this wait is short. */
+	state = pk_wait(pk, NULL);
 	*raced = true;
 out:
 	fw_hist_record(t, b, util_now_ns() - w->since_ns);
