@@ -138,7 +138,7 @@ static struct fw_parker *parker_get(void)
 	 * futex wait here and a futex wake in the waker's unlock). */
 	pthread_mutexattr_t mattr;
 	pthread_mutexattr_init(&mattr);
-#ifdef PTHREAD_MUTEX_ADAPTIVE_NP
+#ifdef __GLIBC__ /* PTHREAD_MUTEX_ADAPTIVE_NP is an enum constant, not a macro */
 	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
 #endif
 	pthread_mutex_init(&pk->mtx, &mattr);
