@@ -84,6 +84,7 @@ static_assert(std::is_standard_layout<fwait_waiter_info>::value &&
 		      std::is_standard_layout<bp_frame_info>::value,
 	      "the public structs are standard-layout in C++");
 static_assert(!std::is_copy_constructible<fwait::bit_lock_guard>::value &&
+		      !std::is_copy_constructible<fwait::bit64_lock_guard>::value &&
 		      !std::is_copy_assignable<fwait::bit_lock_guard>::value &&
 		      !std::is_copy_constructible<bufpool::page_guard>::value &&
 		      !std::is_copy_assignable<bufpool::page_guard>::value,
@@ -139,8 +140,8 @@ static fwait_table *table_of(fwait_policy policy)
 	return t;
 }
 
-/* The same lost-update check on a std::atomic<uint64_t> word with
- * fwait_bit64_lock/unlock, on a bit of the high half (40) while a bit of
+/* The same lost-update check on a std::atomic<uint64_t> word under
+ * fwait::bit64_lock_guard (fwait_bit64_lock/unlock), on a bit of the high half (40) while a bit of
  * the low half (3) is held by main all along: neither disturbs the other. */
 static void test_bit64_lock(fwait_table *t)
 {
@@ -154,13 +155,14 @@ static void test_bit64_lock(fwait_table *t)
 	for (unsigned i = 0; i < kThreads; i++) {
 		threads.emplace_back([&] {
 			for (unsigned n = 0; n < kIters; n++) {
-				CHECK_EQ(fwait_bit64_lock(t, &word, kBit, &dl), 0);
+				fwait::bit64_lock_guard g(t, word, kBit, &dl);
+				CHECK_EQ(g.error(), 0);
 				CHECK(fwait_bit64_test(&word, kBit));
 				uint64_t c = counter;
 				if (n % 8 == 0)
 					std::this_thread::yield();
 				counter = c + 1;
-				CHECK_EQ(fwait_bit64_unlock(t, &word, kBit), 0);
+				CHECK_EQ(g.unlock(), 0);
 			}
 		});
 	}
@@ -171,6 +173,19 @@ static void test_bit64_lock(fwait_table *t)
 	CHECK_EQ(fwait_bit64_unlock(t, &word, kOther), 0);
 	CHECK_EQ(fwait_bit64_unlock(t, &word, kOther), -EPERM);
 	CHECK_EQ(fwait_bit64_lock(t, &word, FWAIT64_WAITERS_BIT, nullptr), -EINVAL);
+	{
+		fwait::bit64_lock_guard bad(t, word, FWAIT64_WAITERS_BIT);
+		CHECK(!bad);
+		CHECK_EQ(bad.error(), -EINVAL);
+		/* Bit 40 through the guard, and a second guard timing out. */
+		fwait::bit64_lock_guard g(t, word, kBit);
+		CHECK(g);
+		CHECK_EQ(fwait_bit64_trylock(&word, kBit), -EBUSY);
+		const timespec past = fwait_deadline_after_ns(0);
+		fwait::bit64_lock_guard g2(t, word, kBit, &past);
+		CHECK_EQ(g2.error(), -ETIMEDOUT);
+	}
+	CHECK(!fwait_bit64_test(&word, kBit)); /* released by g's destructor */
 	CHECK_EQ(word.load() & ~FWAIT64_WAITERS_MASK, 0u);
 }
 
