@@ -24,10 +24,10 @@
  *   5  table.c    create/destroy (the constructor), policy    futex
  *                 names
  *
- * Locks: a bucket lock and a waiter's mtx.  A thread holds at most one
- * bucket lock, and takes a waiter's mtx only with no bucket lock held (the
- * waker after dropping it, the sleeper in fw_sleep after dropping it), so
- * the two never nest.  The caller's callbacks (ready, the walk's fn) run
+ * Locks: a bucket lock (and, with the pthread parker only, a waiter's
+ * mtx).  A thread holds at most one bucket lock, and posts to or sleeps on
+ * a parker only with no bucket lock held (the waker after dropping it, the
+ * sleeper in fw_sleep after dropping it), so the two never nest.  The caller's callbacks (ready, the walk's fn) run
  * under a bucket lock and must not call into the table (fwait.h).
  *
  * struct fwait_table is a header plus a power-of-two array of buckets.  A
