@@ -1,6 +1,7 @@
 /*
  * base.c - the helpers every other file of fwait uses: hashing a key to its
- * bucket, and deadlines (the clock itself is util/clock.h).
+ * bucket, deadlines (the clock itself is util/clock.h), and on Linux the
+ * futex system call (futex.c's policy and park.c's parker both sleep on it).
  *
  * Layer 1 (base): calls no other file of fwait.
  *
@@ -16,6 +17,18 @@
 #include "util/clock.h"
 
 #include <time.h>
+
+#ifdef __linux__
+#include <sys/syscall.h>
+#include <unistd.h>
+
+long fw_sys_futex(uint32_t *uaddr, int op, uint32_t val,
+		  const struct timespec *abs_deadline, uint32_t bitset)
+{
+	return syscall(SYS_futex, uaddr, op | FUTEX_PRIVATE_FLAG, val,
+		       abs_deadline, NULL, bitset);
+}
+#endif
 
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)
 {

@@ -54,27 +54,16 @@
 #include <limits.h>
 
 #ifdef __linux__
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 bool fw_futex_supported(void)
 {
 	return true;
-}
-
-static long sys_futex(uint32_t *uaddr, int op, uint32_t val,
-		      const struct timespec *abs_deadline, uint32_t bitset)
-{
-	return syscall(SYS_futex, uaddr, op | FUTEX_PRIVATE_FLAG, val,
-		       abs_deadline, NULL, bitset);
 }
 
 /* Wake up to n sleepers of bitset on the 32-bit futex word uaddr; counted
  * in b, the bucket of the caller's (whole) word. */
 static void futex_wake(struct fw_bucket *b, uint32_t *uaddr, uint32_t bitset, int n)
 {
-	long woken = sys_futex(uaddr, FUTEX_WAKE_BITSET, (uint32_t)n, NULL, bitset);
+	long woken = fw_sys_futex(uaddr, FUTEX_WAKE_BITSET, (uint32_t)n, NULL, bitset);
 
 	fw_stat_add(&b->stats.slow_wakes, 1);
 	if (woken > 0)

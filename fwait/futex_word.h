@@ -32,7 +32,7 @@ static int FW_LOCAL(futex_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word,
 	uint64_t start = util_now_ns();
 
 	fw_stat_add(&b->stats.waits, 1);
-	long r = sys_futex(FW_HALF(word, m), FUTEX_WAIT_BITSET, FW_HALF_VAL(seen, m),
+	long r = fw_sys_futex(FW_HALF(word, m), FUTEX_WAIT_BITSET, FW_HALF_VAL(seen, m),
 			   deadline, FW_HALF_MASK(m));
 	int err = r == 0 ? 0 : errno;
 	fw_hist_record(t, b, util_now_ns() - start);

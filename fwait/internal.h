@@ -10,7 +10,8 @@
  * against the built objects (nm).
  *
  *   L  file       holds                                       calls
- *   1  base.c     fw_bucket_of, deadline helpers              -
+ *   1  base.c     fw_bucket_of, deadline helpers, the futex   -
+ *                 system call
  *   2  stats.c    counters, wait histogram, stats, the walk   base
  *   3  park.c     queueing, sleeping, the waker handshake     stats base
  *   3  futex.c    the FWAIT_FUTEX policy (sleep on the word)  stats base
@@ -177,6 +178,14 @@ struct fwait_table {
 /* The bucket of key (by its address alone). */
 struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
 /* (fwait_deadline_valid and fwait_deadline_after_ns, public: fwait.h) */
+#ifdef __linux__
+#include <linux/futex.h>
+/* futex(2) on a process-private 32-bit word: op is FUTEX_WAIT_BITSET or
+ * FUTEX_WAKE_BITSET (FUTEX_PRIVATE_FLAG is added); abs_deadline is absolute
+ * CLOCK_MONOTONIC or NULL.  Returns what syscall(2) returns. */
+long fw_sys_futex(uint32_t *uaddr, int op, uint32_t val,
+		  const struct timespec *abs_deadline, uint32_t bitset);
+#endif
 
 /* ---- stats.c (layer 2) ---- */
 void fw_stat_add(_Atomic uint64_t *c, uint64_t n);

@@ -64,10 +64,6 @@
 static _Thread_local struct fw_parker parker;
 
 #if FW_PARK_FUTEX
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
 static struct fw_parker *parker_get(void)
 {
 	/* Zero-initialised thread-local storage is FW_WAITING already. */
@@ -78,7 +74,8 @@ static void pk_post(struct fw_parker *pk, int state)
 {
 	/* Release: pairs with pk_wait's acquire load (see the note above). */
 	atomic_store_explicit(&pk->state, (uint32_t)state, memory_order_release);
-	syscall(SYS_futex, &pk->state, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+	fw_sys_futex((uint32_t *)(void *)&pk->state, FUTEX_WAKE_BITSET, 1, NULL,
+		     FUTEX_BITSET_MATCH_ANY);
 }
 
 /* Waits for a post, or until the CLOCK_MONOTONIC deadline (NULL: none).
@@ -92,8 +89,8 @@ static int pk_wait(struct fw_parker *pk, const struct timespec *deadline)
 	while ((s = atomic_load_explicit(&pk->state, memory_order_acquire)) == FW_WAITING) {
 		/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC
 		 * deadline.  EAGAIN (posted meanwhile) and EINTR re-check. */
-		long r = syscall(SYS_futex, &pk->state, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
-				 FW_WAITING, deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+		long r = fw_sys_futex((uint32_t *)(void *)&pk->state, FUTEX_WAIT_BITSET,
+				      FW_WAITING, deadline, FUTEX_BITSET_MATCH_ANY);
 		if (r != 0 && errno == ETIMEDOUT &&
 		    atomic_load_explicit(&pk->state, memory_order_acquire) == FW_WAITING)
 			return FW_WAITING;
