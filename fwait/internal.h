@@ -28,8 +28,9 @@
  * Locks: a bucket lock (and, with the pthread parker only, a waiter's
  * mtx).  A thread holds at most one bucket lock, and posts to or sleeps on
  * a parker only with no bucket lock held (the waker after dropping it, the
- * sleeper in fw_sleep after dropping it), so the two never nest.  The caller's callbacks (ready, the walk's fn) run
- * under a bucket lock and must not call into the table (fwait.h).
+ * sleeper in fw_sleep after dropping it), so the two never nest.  The
+ * caller's callbacks (ready, the walk's fn) run under a bucket lock and must
+ * not call into the table (fwait.h).
  *
  * struct fwait_table is a header plus a power-of-two array of buckets.  A
  * bucket is one mutex and the waiters parked in it, grouped by key: a list

@@ -23,8 +23,9 @@
  *     If a waker already unlinked it, the wake is in flight: it waits for the
  *     post (the waker is between steps 1 and 2) and reports the race, so
  *     the caller honours or passes on what it was given.
- *  4. What a waiter sleeps on (struct fw_parker) is its thread's own,
- *     thread-local, set up on the thread's first wait.  Reuse is safe
+ *  4. What a waiter sleeps on (struct fw_parker) is its thread's own and
+ *     thread-local (the futex word needs no set-up; the pthread parker is
+ *     set up on the thread's first wait).  Reuse is safe
  *     because no post outlives the wait it was meant for: a waker posts
  *     only to a waiter it unlinked, and a waiter leaves fw_sleep only after
  *     it has consumed that post (rule 3) or unlinked itself (then nobody
