@@ -39,7 +39,14 @@
  * key with its age; once the oldest waiter is due (fair_ns since it first
  * queued, or max_steals races lost: fw_due) the unlock hands it the bit
  * instead, leaving it set, exactly as strict mode always does
- * (FWAIT_HANDOFF_STRICT: strict FIFO).  Before queueing, a FAIR lock waiter
+ * (FWAIT_HANDOFF_STRICT: strict FIFO).  It does the same while the bucket's
+ * recent holds have been long (fw_holds_long, a vote of holds measured from
+ * a slow acquisition to its contended unlock): freeing the bit then buys a
+ * barger a hold at the price of the woken waiter's wasted wake, while
+ * handing it over idles the bit for one wake-up, a small part of a long
+ * hold.  Short holds keep the release, which is what avoids the convoy.
+ * Which reason triggers a handoff never matters to correctness: the spin
+ * model lets any unlock hand off or release.  Before queueing, a FAIR lock waiter
  * spins briefly on the word (spin_for_bit).  The no-lost-wakeup argument is
  * unchanged: a contended release happens under the bucket lock, which also
  * serialises it against every waiter's "re-check and set W".
@@ -67,6 +74,41 @@
 static bool fair(const struct fwait_table *t)
 {
 	return t->policy == FWAIT_WAKE_ONE && !t->strict;
+}
+
+/* FAIR: the lock bit this thread last took in bit_sleep, and when: the
+ * start of a hold that its contended unlock measures and votes on
+ * (fw_hold_vote).  One per thread, as each thread's parker is, so nothing
+ * is shared between threads.  A hold begun by trylock or a spin is not
+ * measured (that would put a clock read on the fast path); a lock bit
+ * released by a thread other than its taker is not either.  A stale entry
+ * (the bit was released uncontended, so not measured, then taken fast
+ * again) measures one hold too long: one vote, which the saturating vote
+ * outweighs as soon as the next measured holds are short. */
+static _Thread_local struct {
+	const void *word;
+	unsigned bit;
+	uint64_t ns;
+} fw_hold;
+
+static void hold_begin(const struct fwait_table *t, const void *word, unsigned bit)
+{
+	if (!fair(t) || t->hold_ns == 0)
+		return;
+	fw_hold.word = word;
+	fw_hold.bit = bit;
+	fw_hold.ns = util_now_ns();
+}
+
+/* The hold of (word, bit) ending now, if this thread began it in bit_sleep:
+ * true, and its length in *ns. */
+static bool hold_end(const void *word, unsigned bit, uint64_t *ns)
+{
+	if (fw_hold.word != word || fw_hold.bit != bit)
+		return false;
+	fw_hold.word = NULL;
+	*ns = util_now_ns() - fw_hold.ns;
+	return true;
 }
 
 /* 32-bit words: fwait_bit_*, bits 0..30, W = bit 31. */

@@ -128,6 +128,8 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 		 * the design note's argument exactly as a first-time waiter. */
 		if (exclusive ? FW_LOCAL(take_or_announce)(word, m) : FW_LOCAL(clear_or_announce)(word, m)) {
 			pthread_mutex_unlock(&b->lock);
+			if (exclusive)
+				hold_begin(t, word, bit);
 			break;
 		}
 		if (woken && exclusive && fair(t)) {
@@ -138,9 +140,10 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 			fw_stat_add(&b->stats.lost_races, 1);
 			w.steals++;
 			fw_enqueue_head(b, &w);
-			/* Now due?  Then the next unlock hands off: tell the
-			 * spinners to queue instead (a hint, see internal.h). */
-			if (fw_due(t, &w))
+			/* Now due, or are holds long?  Then the next unlock
+			 * hands off: tell the spinners to queue instead (a
+			 * hint, see internal.h). */
+			if (fw_due(t, &w) || fw_holds_long(t, b))
 				atomic_store_explicit(&b->handing, true, memory_order_relaxed);
 		} else {
 			if (woken)
@@ -174,11 +177,15 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 			if (!done) {
 				fw_stat_add(&b->stats.timeouts, 1);
 				rc = -ETIMEDOUT;
+			} else if (exclusive) {
+				hold_begin(t, word, bit);
 			}
 			break;
 		}
-		if (state == FW_HANDED)
+		if (state == FW_HANDED) {
+			hold_begin(t, word, bit);
 			break; /* the unlocker left the bit set for us */
+		}
 		woken = true;
 		pthread_mutex_lock(&b->lock);
 	}
@@ -228,20 +235,25 @@ int FW_API(lock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
  * lock, with the bit still held (as parking_lot's unlock_slow does), so the
  * choice between handing over and releasing sees the queue as it is:
  *  - the oldest exclusive waiter is handed the bit (it stays set) under
- *    STRICT, or under FAIR if it is due (fw_due);
+ *    STRICT, or under FAIR if it is due (fw_due) or the bucket's holds are
+ *    long (fw_holds_long, after this hold's vote if it was measured);
  *  - otherwise the bit is released, and the oldest exclusive waiter (if any)
  *    and every non-exclusive waiter of the key are woken to race for it. */
 static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 			   _Atomic FW_WORD_T *word, unsigned bit, FW_WORD_T m)
 {
 	struct fw_wake_list l = { 0 };
-	uint64_t walked = 0;
+	uint64_t walked = 0, hold;
+	/* Outside the lock: the clock read of a hold this thread began. */
+	bool measured = !t->strict && hold_end(word, bit, &hold);
 
 	pthread_mutex_lock(&b->lock);
 	fw_stat_add(&b->stats.slow_wakes, 1);
+	if (measured)
+		fw_hold_vote(t, b, hold);
 	bool others;
 	struct fw_waiter *w = fw_first_exclusive(b, word, (int)bit, &others, &walked);
-	if (w && (t->strict || fw_due(t, w))) {
+	if (w && (t->strict || fw_due(t, w) || fw_holds_long(t, b))) {
 		/* The bit stays set: ownership passes to w.  The mutex
 		 * handshake in fw_signal_all orders our critical section
 		 * before w's. */

@@ -153,6 +153,11 @@ struct fw_bucket {
 	 * until its first releasing unlock clears it.  That costs a spin, never
 	 * a wake, so it is left stale rather than cleared on every unlock. */
 	_Atomic bool handing;
+	/* FAIR: the vote of this bucket's recent measured holds, 0..
+	 * FW_HOLD_VOTE_MAX, raised by a long one and lowered by a short one
+	 * (fw_hold_vote); guarded by lock.  It saturates both ways, so a long
+	 * run of either kind is forgotten in a few samples of the other. */
+	uint8_t hold_vote;
 	struct fw_bucket_stats stats;
 };
 
@@ -166,6 +171,7 @@ struct fwait_table {
 	unsigned max_steals; /* FAIR: 0 = no count bound */
 	uint64_t fair_ns;  /* FAIR: age at which the oldest waiter is due */
 	uint32_t spin_ns;  /* FAIR: 0 = no spin */
+	uint32_t hold_ns;  /* FAIR: a hold this long is long; 0 = never */
 	uint32_t mask;     /* nbuckets - 1 */
 	unsigned hash_shift; /* 64 - log2(nbuckets) */
 	size_t bytes;      /* what the table holds in memory */
@@ -203,6 +209,14 @@ void fw_enqueue_head(struct fw_bucket *b, struct fw_waiter *w);
 /* FAIR, caller holds b->lock: w (queued or about to be) is due a handoff:
  * it has waited t->fair_ns since it first queued, or lost max_steals races. */
 bool fw_due(const struct fwait_table *t, const struct fw_waiter *w);
+/* FAIR, caller holds b->lock: one measured hold of a lock bit of b, ns
+ * from its slow acquisition to its contended unlock, votes long (at least
+ * t->hold_ns) or short.  fw_holds_long: the votes say long, so the next
+ * contended unlock should hand the bit over rather than free it. */
+#define FW_HOLD_VOTE_MAX 8u
+#define FW_HOLD_VOTE_LONG 4u
+void fw_hold_vote(const struct fwait_table *t, struct fw_bucket *b, uint64_t hold_ns);
+bool fw_holds_long(const struct fwait_table *t, const struct fw_bucket *b);
 void fw_unlink(struct fw_bucket *b, struct fw_waiter *w);
 bool fw_word_has_waiters(const struct fw_bucket *b, const void *word);
 /* Called with b->lock held (w queued); returns with it released, except for

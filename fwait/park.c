@@ -294,6 +294,23 @@ bool fw_due(const struct fwait_table *t, const struct fw_waiter *w)
 	return w->first_ns && util_now_ns() - w->first_ns >= t->fair_ns;
 }
 
+void fw_hold_vote(const struct fwait_table *t, struct fw_bucket *b, uint64_t hold_ns)
+{
+	if (t->hold_ns == 0)
+		return;
+	if (hold_ns >= t->hold_ns) {
+		if (b->hold_vote < FW_HOLD_VOTE_MAX)
+			b->hold_vote++;
+	} else if (b->hold_vote > 0) {
+		b->hold_vote--;
+	}
+}
+
+bool fw_holds_long(const struct fwait_table *t, const struct fw_bucket *b)
+{
+	return t->hold_ns != 0 && b->hold_vote >= FW_HOLD_VOTE_LONG;
+}
+
 void fw_unlink(struct fw_bucket *b, struct fw_waiter *w)
 {
 	if (!w->khead) {

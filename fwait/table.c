@@ -105,6 +105,8 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 	t->fair_ns = cfg->fair_ns ? cfg->fair_ns : FWAIT_FAIR_NS_DEFAULT;
 	t->spin_ns = cfg->spin_ns == FWAIT_SPIN_OFF ? 0 :
 		     cfg->spin_ns ? cfg->spin_ns : FWAIT_SPIN_NS_DEFAULT;
+	t->hold_ns = cfg->handoff_hold_ns == FWAIT_HANDOFF_HOLD_OFF ? 0 :
+		     cfg->handoff_hold_ns ? cfg->handoff_hold_ns : FWAIT_HANDOFF_HOLD_NS_DEFAULT;
 	t->mask = n - 1;
 	t->hash_shift = 64u - (unsigned)__builtin_ctz(n); /* 64 - log2(n); unused when n == 1 */
 	t->bytes = sizeof(*t) + (size_t)n * sizeof(struct fw_bucket);

@@ -305,6 +305,88 @@ START_TEST(due_waiter_is_handed_the_bit)
 }
 END_TEST
 
+/* ---- long holds are handed over (handoff_hold_ns) --------------------- */
+
+#define VOTE_HOLD_NS 100000000u /* the threshold: 100 ms */
+#define NLONG 12
+#define NSHORT 6
+
+struct holder {
+	struct scene *sc;
+	uint64_t hold_ns; /* how long to keep the bit: VOTE_HOLD_NS + 10 ms, or 0 */
+	int rc, unlock_rc;
+	unsigned seq;
+};
+
+/* Lock (after queueing: main holds the bit until all are parked), keep the
+ * bit hold_ns (the length of the hold is what is under test, so the
+ * sleep here is the hold itself, not a synchronisation), unlock. */
+static void *holder_main(void *arg)
+{
+	struct holder *h = arg;
+	struct timespec dl = fwait_deadline_after_ns((uint64_t)TH_DEADLINE_MS * 1000000u);
+
+	h->rc = fwait_bit_lock(h->sc->t, &h->sc->word, 0, &dl);
+	if (h->rc != 0)
+		return NULL;
+	h->seq = atomic_fetch_add(&h->sc->next_seq, 1);
+	uint64_t t0 = util_now_ns();
+	while (util_now_ns() - t0 < h->hold_ns) {
+		struct timespec ts = { 0, (long)(h->hold_ns / 4) };
+		nanosleep(&ts, NULL);
+	}
+	h->unlock_rc = fwait_bit_unlock(h->sc->t, &h->sc->word, 0);
+	return NULL;
+}
+
+/* A queue of NLONG holders that keep the bit past the threshold, then
+ * NSHORT that let it go at once, all parked in FIFO order behind main and
+ * released by main's one unlock.  Nobody barges and no waiter is due
+ * (fair_ns ~4.3 s, no count bound), so every handoff comes from the hold
+ * vote, and it is exact: the first three long unlocks vote 1..3 and
+ * release (waking the next), the fourth reaches FW_HOLD_VOTE_LONG and hands
+ * off, and so does every later long one (the vote saturates at
+ * FW_HOLD_VOTE_MAX = 8); the short ones then vote 7, 6, 5, 4 (still long:
+ * hand off) and 3 (release).  Handoffs: 8 to the long holders after the
+ * fourth, 1 to the first short one, 4 from the short ones = 13.  Had the
+ * vote not saturated, it would stand at 12 after the long holders and
+ * every short unlock would hand off (14).  Loop 1: handoff_hold_ns =
+ * FWAIT_HANDOFF_HOLD_OFF, no handoff at all.  Both: FIFO, no lost race. */
+START_TEST(long_holds_are_handed_over)
+{
+	struct fwait_config cfg = { .nbuckets = 1, .max_steals = 0, .fair_ns = UINT32_MAX,
+				    .spin_ns = FWAIT_SPIN_OFF,
+				    .handoff_hold_ns = _i == 0 ? VOTE_HOLD_NS : FWAIT_HANDOFF_HOLD_OFF };
+	struct scene sc = { 0 };
+	struct holder hs[NLONG + NSHORT];
+	pthread_t tids[NLONG + NSHORT];
+
+	ck_assert_int_eq(fwait_table_create(&sc.t, &cfg), 0);
+	ck_assert_int_eq(fwait_bit_trylock(&sc.word, 0), 0);
+	for (unsigned i = 0; i < NLONG + NSHORT; i++) {
+		hs[i] = (struct holder){ .sc = &sc,
+					 .hold_ns = i < NLONG ? VOTE_HOLD_NS + 10000000u : 0 };
+		th_spawn(&tids[i], holder_main, &hs[i]);
+		ck_assert_msg(th_wait_parked(sc.t, i + 1, TH_DEADLINE_MS),
+			      "holder %u never parked", i);
+	}
+	ck_assert_int_eq(fwait_bit_unlock(sc.t, &sc.word, 0), 0);
+	th_join_all(tids, NLONG + NSHORT, TH_DEADLINE_MS, "the holders", sc.t);
+	for (unsigned i = 0; i < NLONG + NSHORT; i++) {
+		ck_assert_int_eq(hs[i].rc, 0);
+		ck_assert_int_eq(hs[i].unlock_rc, 0);
+		ck_assert_msg(hs[i].seq == i, "holder %u acquired %u-th", i, hs[i].seq);
+	}
+	struct fwait_stats st;
+	fwait_stats_get(sc.t, &st);
+	ck_assert_uint_eq(st.lost_races, 0);
+	uint64_t want_handoffs = _i == 0 ? 13 : 0;
+	ck_assert_uint_eq(st.handoffs, want_handoffs);
+	ck_assert_uint_eq(atomic_load(&sc.word), 0);
+	fwait_table_destroy(sc.t);
+}
+END_TEST
+
 /* ---- hundreds of threads: mutual exclusion, no lost wakeup ------------- */
 
 #define NWORDS 4
@@ -461,6 +543,7 @@ int main(void)
 	tcase_add_test(tc, config_defaults_and_validation);
 	tcase_add_test(tc, woken_loser_keeps_its_place);
 	tcase_add_loop_test(tc, due_waiter_is_handed_the_bit, 0, 2);
+	tcase_add_loop_test(tc, long_holds_are_handed_over, 0, 2);
 	tcase_add_loop_test(tc, crowd_mutual_exclusion_no_lost_wakeup, 0, 4);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);

@@ -44,7 +44,10 @@
  * (bit_sleep, fw_enqueue_head), counting one lost race (steals[]).  "Due"
  * is steals >= MAXS (max_steals, the count bound) or aged[], the time bound
  * fair_ns, modelled as a flag the unlock may set nondeterministically and
- * that then stays set (time only grows).  Bounded bypass: a waiter never
+ * that then stays set (time only grows).  The unlock also hands over when
+ * the bucket's hold vote says long (fw_holds_long), which can change either
+ * way between unlocks: a fresh nondeterministic choice each time (longh), so
+ * every unlock may hand over or release.  Bounded bypass: a waiter never
  * loses more than MAXS races (assertion).  Under -DKEYED -DFAIR a woken
  * consumer that finds no token re-queues at the head as well.
  * Workloads: default = every thread does NOPS of {bit_lock+unlock on key k,
@@ -78,6 +81,10 @@
  *                     without re-announcing W (the unlock that woke it may
  *                     have cleared W, leaving nobody queued): the next
  *                     holder's unlock then skips the table.
+ *   -DFAIR -DBROKEN_FAIR_VOTE  an unlock that hands over only because the
+ *                     hold vote says long (the waiter is not due) clears the
+ *                     bit as well, as if it released: a barger and the
+ *                     handed waiter then both hold it.
  *   -DFAIR -DBROKEN_FAIR_NOWAKE  the fair unlock releases the bit but wakes
  *                     nobody (forgets the oldest exclusive waiter).
  *
@@ -140,6 +147,9 @@ byte nkw;              /* threads inside fwait_wait on the bucket (nkeyed) */
 #ifdef FAIR
 byte steals[NT];       /* races lost since the waiter first queued */
 bool aged[NT];         /* waited fair_ns: due by time */
+bool longh;            /* the bucket's hold vote says long: set (or not) and
+			* reset inside one unlock's atomic step, so always
+			* false between steps and no part of the state */
 #endif
 
 #define BITSET(k) ((word[KWORD(k)] & KBIT(k)) != 0)
@@ -343,11 +353,25 @@ inline unlock_fair(k) {
 		:: w < NT && !aged[w] -> aged[w] = true   /* fair_ns has passed */
 		:: true -> skip                           /* or not yet */
 		fi;
+		/* The hold vote (fw_holds_long) goes both ways with the holds
+		 * measured, so it is a fresh choice at every unlock: any
+		 * unlock may hand over even to a waiter that is not due. */
 		if
-		:: w < NT && (steals[w] >= MAXS || aged[w]) ->
+		:: w < NT -> longh = true
+		:: true -> skip
+		fi;
+		if
+		:: w < NT && (steals[w] >= MAXS || aged[w] || longh) ->
 			/* due: hand over, the bit stays set */
 			assert_fifo(w, k);
 			unlink(w); chosen = 1 << w; tidy(KWORD(k)); bl = 0;
+#ifdef BROKEN_FAIR_VOTE
+			if
+			:: !(steals[w] >= MAXS || aged[w]) ->
+				word[KWORD(k)] = word[KWORD(k)] & ~KBIT(k)
+			:: else -> skip
+			fi;
+#endif
 			hand = true
 		:: else ->
 			/* release: wake the oldest exclusive waiter and every
@@ -366,7 +390,7 @@ inline unlock_fair(k) {
 			tidy(KWORD(k)); bl = 0;
 			hand = false
 		fi;
-		w = 0
+		w = 0; longh = false
 	};
 	if
 	:: hand -> hand = false; signal_chosen(HANDED)

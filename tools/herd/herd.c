@@ -33,6 +33,9 @@ static const struct herd_variant all_variants[] = {
 	{ "broadcast", HERD_FWAIT, { .policy = FWAIT_BROADCAST } },
 	{ "futex", HERD_FWAIT, { .policy = FWAIT_FUTEX } },
 	{ "wake-one+steal", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE, .max_steals = 5 } },
+	/* wake-one without the handoff for long holds: what it saves. */
+	{ "wake-one-novote", HERD_FWAIT,
+	  { .policy = FWAIT_WAKE_ONE, .handoff_hold_ns = FWAIT_HANDOFF_HOLD_OFF } },
 	{ "percond", HERD_PERCOND, { 0 } },
 	{ "mutex", HERD_MUTEX, { 0 } },
 };

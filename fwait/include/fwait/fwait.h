@@ -175,8 +175,10 @@ enum fwait_handoff {
 	 * free bit first (the woken one then re-queues at the head of its key,
 	 * keeping its place).  The bit is handed over directly (never freed)
 	 * once the oldest waiter is due: it has waited fair_ns since it first
-	 * queued, or has lost max_steals races.  Lock bits spin briefly
-	 * (spin_ns) before they queue. */
+	 * queued, or has lost max_steals races; and while the bucket's
+	 * recent holds have been long (handoff_hold_ns), when a woken waiter
+	 * costs a hold little idle time and a barger would only make it wake
+	 * in vain.  Lock bits spin briefly (spin_ns) before they queue. */
 	FWAIT_HANDOFF_FAIR = 0,
 	/* Strict FIFO: every contended unlock hands the bit to the oldest
 	 * exclusive waiter, and nobody spins (the behaviour before fairness
@@ -191,6 +193,11 @@ enum fwait_handoff {
 #define FWAIT_SPIN_NS_DEFAULT 2000u
 /* spin_ns = FWAIT_SPIN_OFF: never spin, queue at once. */
 #define FWAIT_SPIN_OFF UINT32_MAX
+/* handoff_hold_ns = 0: holds of 20 us or more count as long (see
+ * docs/benchmarks.md, "Handing off long holds", for the measurement). */
+#define FWAIT_HANDOFF_HOLD_NS_DEFAULT 20000u
+/* handoff_hold_ns = FWAIT_HANDOFF_HOLD_OFF: never hand off for long holds. */
+#define FWAIT_HANDOFF_HOLD_OFF UINT32_MAX
 
 /* A zero-initialised config is the default table: 256 buckets, WAKE_ONE,
  * eventual fairness with the defaults above. */
@@ -213,6 +220,15 @@ struct fwait_config {
 	 * while its bucket is handing lock bits over (a waiter is due).  Keyed
 	 * waits never spin: ready() may run only under the bucket lock. */
 	uint32_t spin_ns;
+	/* FAIR lock bits only: a hold counts as long if it lasts this many ns
+	 * or more.  A contended unlock of a thread that took its bit after
+	 * queueing measures its hold and votes long or short in its bucket;
+	 * while the recent votes say long, unlocks in the bucket hand the bit
+	 * to the oldest waiter (no lost races, no wasted wakes: with holds
+	 * this long the bit sits idle for a wake-up only a small part of a
+	 * hold) and spinners queue at once.  0 = FWAIT_HANDOFF_HOLD_NS_DEFAULT,
+	 * FWAIT_HANDOFF_HOLD_OFF = never. */
+	uint32_t handoff_hold_ns;
 };
 
 struct fwait_table;
