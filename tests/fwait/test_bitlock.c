@@ -12,7 +12,7 @@
  * unlock's wake of the oldest wins its race, or the oldest, due after 1 ms
  * of polling, is handed the bit: the order is FIFO either way, but how many
  * were handoffs is timing, so only strict checks that count); WAKE_ALL is
- * the contrast.
+ * the contrast.  The FIFO test runs on a 64-bit word too (fwait_bit64_*).
  */
 #include <check.h>
 #include <errno.h>
@@ -63,6 +63,8 @@ static void gate_destroy(struct gate *g)
 struct scene {
 	struct fwait_table *t;
 	_Atomic uint32_t word;
+	_Atomic uint64_t word64;    /* used instead when wide */
+	bool wide;                  /* fwait_bit64_* on word64 */
 	unsigned bit;
 	_Atomic unsigned next_seq;  /* acquisition order */
 	_Atomic unsigned acquired;  /* how many have taken the bit */
@@ -78,12 +80,36 @@ struct waiter {
 	int lock_rc, unlock_rc;
 };
 
+/* The scene's lock, on its word of either width. */
+static int sc_lock(struct scene *sc)
+{
+	return sc->wide ? fwait_bit64_lock(sc->t, &sc->word64, sc->bit, NULL)
+			: fwait_bit_lock(sc->t, &sc->word, sc->bit, NULL);
+}
+
+static int sc_trylock(struct scene *sc)
+{
+	return sc->wide ? fwait_bit64_trylock(&sc->word64, sc->bit)
+			: fwait_bit_trylock(&sc->word, sc->bit);
+}
+
+static int sc_unlock(struct scene *sc)
+{
+	return sc->wide ? fwait_bit64_unlock(sc->t, &sc->word64, sc->bit)
+			: fwait_bit_unlock(sc->t, &sc->word, sc->bit);
+}
+
+static uint64_t sc_value(struct scene *sc)
+{
+	return sc->wide ? atomic_load(&sc->word64) : atomic_load(&sc->word);
+}
+
 static void *lock_waiter(void *arg)
 {
 	struct waiter *w = arg;
 	struct scene *sc = w->sc;
 
-	w->lock_rc = fwait_bit_lock(sc->t, &sc->word, sc->bit, NULL);
+	w->lock_rc = sc_lock(sc);
 	if (w->lock_rc)
 		return NULL;
 	w->seq = atomic_fetch_add(&sc->next_seq, 1);
@@ -91,7 +117,7 @@ static void *lock_waiter(void *arg)
 	atomic_fetch_add(&sc->acquired, 1);
 	if (sc->gated)
 		gate_pass(&sc->hold);
-	w->unlock_rc = fwait_bit_unlock(sc->t, &sc->word, sc->bit);
+	w->unlock_rc = sc_unlock(sc);
 	return NULL;
 }
 
@@ -103,7 +129,7 @@ static struct fwait_table *wake_one_table(int i, unsigned nbuckets)
 /* Holds the bit, then parks n waiters one by one, in arrival order. */
 static void park_in_order(struct scene *sc, struct waiter *ws, pthread_t *tids, unsigned n)
 {
-	ck_assert_int_eq(fwait_bit_trylock(&sc->word, sc->bit), 0);
+	ck_assert_int_eq(sc_trylock(sc), 0);
 	for (unsigned i = 0; i < n; i++) {
 		ws[i].sc = sc;
 		ws[i].arrival = i;
@@ -124,17 +150,20 @@ static bool acquired_reached(void *arg)
 	return atomic_load(&a->sc->acquired) >= a->n;
 }
 
-/* Loop index 0: WAKE_ONE strict, 1: WAKE_ONE fair with max_steals = 5. */
+/* Loop index % 2 = 0: WAKE_ONE strict, 1: WAKE_ONE fair with max_steals
+ * = 5; index / 2 = 0: a 32-bit word, 1: a 64-bit one (bit 35, in the upper
+ * half). */
 START_TEST(fifo_handoff_order)
 {
-	struct scene sc = { .bit = 3 };
+	bool wide = _i / 2 == 1;
+	struct scene sc = { .bit = wide ? 35 : 3, .wide = wide };
 	struct waiter ws[NWAITERS] = { { 0 } };
 	pthread_t tids[NWAITERS];
 
-	sc.t = wake_one_table(_i, 4);
+	sc.t = wake_one_table(_i % 2, 4);
 	park_in_order(&sc, ws, tids, NWAITERS);
 	/* One unlock starts the chain: each waiter unlocks in turn. */
-	ck_assert_int_eq(fwait_bit_unlock(sc.t, &sc.word, sc.bit), 0);
+	ck_assert_int_eq(sc_unlock(&sc), 0);
 	th_join_all(tids, NWAITERS, TH_DEADLINE_MS, "fifo", sc.t);
 
 	for (unsigned i = 0; i < NWAITERS; i++) {
@@ -143,10 +172,10 @@ START_TEST(fifo_handoff_order)
 		ck_assert_msg(ws[i].seq == i, "waiter %u (arrival order) acquired %uth",
 			      i, ws[i].seq);
 	}
-	ck_assert_uint_eq(atomic_load(&sc.word), 0);
+	ck_assert_uint_eq(sc_value(&sc), 0);
 	struct fwait_stats st;
 	fwait_stats_get(sc.t, &st);
-	if (_i == 0)
+	if (_i % 2 == 0)
 		ck_assert_uint_eq(st.handoffs, NWAITERS);
 	ck_assert_uint_eq(st.wakeups, NWAITERS);
 	ck_assert_uint_eq(st.spurious_wakeups, 0);
@@ -280,7 +309,7 @@ int main(void)
 	Suite *su = suite_create("fwait-bitlock");
 	TCase *tc = tcase_create("bitlock");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, fifo_handoff_order, 0, 2);
+	tcase_add_loop_test(tc, fifo_handoff_order, 0, 4);
 	tcase_add_loop_test(tc, wake_one_wakes_one, 0, 2);
 	tcase_add_test(tc, wake_all_wakes_every_waiter_of_key);
 	tcase_add_loop_test(tc, uncontended_skips_table, 0, TH_NPOLICIES);

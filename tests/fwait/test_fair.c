@@ -50,6 +50,8 @@ static struct fwait_table *fair_table(unsigned max_steals, uint32_t fair_ns, uin
 struct scene {
 	struct fwait_table *t;
 	_Atomic uint32_t word;
+	_Atomic uint64_t word64; /* long_holds_are_handed_over's 64-bit run */
+	bool wide;
 	atomic_uint next_seq;
 };
 
@@ -326,7 +328,9 @@ static void *holder_main(void *arg)
 	struct holder *h = arg;
 	struct timespec dl = fwait_deadline_after_ns((uint64_t)TH_DEADLINE_MS * 1000000u);
 
-	h->rc = fwait_bit_lock(h->sc->t, &h->sc->word, 0, &dl);
+	struct scene *sc = h->sc;
+	h->rc = sc->wide ? fwait_bit64_lock(sc->t, &sc->word64, 40, &dl)
+			 : fwait_bit_lock(sc->t, &sc->word, 0, &dl);
 	if (h->rc != 0)
 		return NULL;
 	h->seq = atomic_fetch_add(&h->sc->next_seq, 1);
@@ -335,7 +339,8 @@ static void *holder_main(void *arg)
 		struct timespec ts = { 0, (long)(h->hold_ns / 4) };
 		nanosleep(&ts, NULL);
 	}
-	h->unlock_rc = fwait_bit_unlock(h->sc->t, &h->sc->word, 0);
+	h->unlock_rc = sc->wide ? fwait_bit64_unlock(sc->t, &sc->word64, 40)
+				: fwait_bit_unlock(sc->t, &sc->word, 0);
 	return NULL;
 }
 
@@ -350,19 +355,22 @@ static void *holder_main(void *arg)
  * hand off) and 3 (release).  Handoffs: 8 to the long holders after the
  * fourth, 1 to the first short one, 4 from the short ones = 13.  Had the
  * vote not saturated, it would stand at 12 after the long holders and
- * every short unlock would hand off (14).  Loop 1: handoff_hold_ns =
- * FWAIT_HANDOFF_HOLD_OFF, no handoff at all.  Both: FIFO, no lost race. */
+ * every short unlock would hand off (14).  Loop index % 2 = 1:
+ * handoff_hold_ns = FWAIT_HANDOFF_HOLD_OFF, no handoff at all.  All: FIFO,
+ * no lost race.  Index / 2 = 1: the same on bit 40 of a 64-bit word. */
 START_TEST(long_holds_are_handed_over)
 {
+	bool vote = _i % 2 == 0;
 	struct fwait_config cfg = { .nbuckets = 1, .max_steals = 0, .fair_ns = UINT32_MAX,
 				    .spin_ns = FWAIT_SPIN_OFF,
-				    .handoff_hold_ns = _i == 0 ? VOTE_HOLD_NS : FWAIT_HANDOFF_HOLD_OFF };
-	struct scene sc = { 0 };
+				    .handoff_hold_ns = vote ? VOTE_HOLD_NS : FWAIT_HANDOFF_HOLD_OFF };
+	struct scene sc = { .wide = _i / 2 == 1 };
 	struct holder hs[NLONG + NSHORT];
 	pthread_t tids[NLONG + NSHORT];
 
 	ck_assert_int_eq(fwait_table_create(&sc.t, &cfg), 0);
-	ck_assert_int_eq(fwait_bit_trylock(&sc.word, 0), 0);
+	ck_assert_int_eq(sc.wide ? fwait_bit64_trylock(&sc.word64, 40)
+				 : fwait_bit_trylock(&sc.word, 0), 0);
 	for (unsigned i = 0; i < NLONG + NSHORT; i++) {
 		hs[i] = (struct holder){ .sc = &sc,
 					 .hold_ns = i < NLONG ? VOTE_HOLD_NS + 10000000u : 0 };
@@ -370,7 +378,8 @@ START_TEST(long_holds_are_handed_over)
 		ck_assert_msg(th_wait_parked(sc.t, i + 1, TH_DEADLINE_MS),
 			      "holder %u never parked", i);
 	}
-	ck_assert_int_eq(fwait_bit_unlock(sc.t, &sc.word, 0), 0);
+	ck_assert_int_eq(sc.wide ? fwait_bit64_unlock(sc.t, &sc.word64, 40)
+				 : fwait_bit_unlock(sc.t, &sc.word, 0), 0);
 	th_join_all(tids, NLONG + NSHORT, TH_DEADLINE_MS, "the holders", sc.t);
 	for (unsigned i = 0; i < NLONG + NSHORT; i++) {
 		ck_assert_int_eq(hs[i].rc, 0);
@@ -380,9 +389,10 @@ START_TEST(long_holds_are_handed_over)
 	struct fwait_stats st;
 	fwait_stats_get(sc.t, &st);
 	ck_assert_uint_eq(st.lost_races, 0);
-	uint64_t want_handoffs = _i == 0 ? 13 : 0;
+	uint64_t want_handoffs = vote ? 13 : 0;
 	ck_assert_uint_eq(st.handoffs, want_handoffs);
 	ck_assert_uint_eq(atomic_load(&sc.word), 0);
+	ck_assert_uint_eq(atomic_load(&sc.word64), 0);
 	fwait_table_destroy(sc.t);
 }
 END_TEST
@@ -543,7 +553,7 @@ int main(void)
 	tcase_add_test(tc, config_defaults_and_validation);
 	tcase_add_test(tc, woken_loser_keeps_its_place);
 	tcase_add_loop_test(tc, due_waiter_is_handed_the_bit, 0, 2);
-	tcase_add_loop_test(tc, long_holds_are_handed_over, 0, 2);
+	tcase_add_loop_test(tc, long_holds_are_handed_over, 0, 4);
 	tcase_add_loop_test(tc, crowd_mutual_exclusion_no_lost_wakeup, 0, 4);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);

@@ -9,7 +9,8 @@
  * and 1..8 buckets (so keys collide), and a word width (the first cycle of
  * policies on 32-bit words with fwait_bit_*, the second on 64-bit words
  * with fwait_bit64_*, whose lock and event bits lie in both 32-bit halves,
- * 62 next to W; --seconds is split over both cycles),
+ * 62 next to W; --seconds is split over both cycles; --width 32 or 64
+ * runs one cycle of that width only),
  * starts T worker threads (200; 64 under
  * TSan), lets them run random operations for its share of --seconds, stops
  * them, and checks the end state.  Operations (--mix bits | all):
@@ -720,7 +721,7 @@ int main(int argc, char **argv)
 	 * bounded, the --seconds split between them; soak cycles until
 	 * --seconds */
 	unsigned per_width = o.policy >= 0 ? 1 : ST_NPOLICIES;
-	unsigned nrounds = 2 * per_width;
+	unsigned nrounds = o.width ? per_width : 2 * per_width;
 	double per_round = o.seconds / nrounds;
 	if (o.soak) {
 		nrounds = 0; /* unbounded */
@@ -744,7 +745,7 @@ int main(int argc, char **argv)
 		memset(r, 0, sizeof(*r));
 		r->policy = o.policy >= 0 ? o.policy : (int)(n % ST_NPOLICIES);
 		r->keyed = keyed;
-		r->wide = (n / per_width) % 2 == 1;
+		r->wide = o.width ? o.width == 64 : (n / per_width) % 2 == 1;
 		r->lock_bits = r->wide ? lock_bits64 : lock_bits32;
 		r->ev_bits = r->wide ? ev_bits64 : ev_bits32;
 		unsigned nbuckets = 1 + st_below(&round_rng, 8);

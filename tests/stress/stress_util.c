@@ -107,7 +107,7 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s [--seconds N] [--seed S] [--threads N] [--soak]\n"
-		"          [--stall-seconds N] [--mix NAME] [--policy NAME]\n"
+		"          [--stall-seconds N] [--mix NAME] [--policy NAME] [--width 32|64]\n"
 		"          [--inject lost-wake]  (self-test: must be detected)\n"
 		"  FWAIT_STRESS_SEED=S in the environment sets the default seed.\n"
 		"  --soak: run rounds until --seconds (default: forever).\n",
@@ -162,6 +162,11 @@ void st_parse_options(int argc, char **argv, struct st_options *o)
 			o->mix = v;
 		else if (strcmp(a, "--inject") == 0)
 			o->inject = v;
+		else if (strcmp(a, "--width") == 0) {
+			o->width = (unsigned)parse_u64(prog, a, v, 64);
+			if (o->width != 32 && o->width != 64)
+				usage(prog);
+		}
 		else if (strcmp(a, "--policy") == 0) {
 			enum fwait_policy p;
 			if (strcmp(v, "wake-one+steal") == 0)

@@ -112,6 +112,8 @@ struct st_options {
 	const char *mix;       /* program specific */
 	const char *inject;    /* program specific fault injection (self-test) */
 	int policy;            /* -1 = cycle through all */
+	unsigned width;        /* --width 32|64: word width (program specific);
+				* 0 = both */
 };
 void st_parse_options(int argc, char **argv, struct st_options *o);
 
