@@ -283,8 +283,10 @@ int fwait_policy_parse(const char *name, enum fwait_policy *out);
  * fwait_bit_unlock happens before this return.  When the bit was free (the
  * fast path, a spin, a woken or barging thread under FWAIT_HANDOFF_FAIR) it
  * is the word's release/acquire pair; when WAKE_ONE hands the bit over
- * without clearing it (strict, or a due waiter under fair), it is fwait's
- * mutexes (the bucket lock and the waiter's own, see park.c). */
+ * without clearing it (strict; under fair, a due waiter, or any while the
+ * bucket's holds are long), it is the bucket lock and the handshake that
+ * wakes the waiter (a release store and acquire load of its parker, see
+ * park.c). */
 int fwait_bit_lock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit,
 		   const struct timespec *deadline);
 /* 0 if taken, -EBUSY if held, -EINVAL; never sleeps, never touches a table.
@@ -292,8 +294,9 @@ int fwait_bit_lock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit,
 int fwait_bit_trylock(fwait_atomic_u32 *word, unsigned bit);
 /* Release a held lock bit; the caller must hold it.  Under WAKE_ONE the
  * oldest exclusive waiter of (word, bit) is woken (FAIR: the bit is released
- * and it races for it, unless it is due, when it is handed the bit) or
- * handed the bit (STRICT); waiters in fwait_bit_wait on the key are woken
+ * and it races for it, unless it is due or the bucket's recent holds were
+ * long (handoff_hold_ns), when it is handed the bit) or handed the bit
+ * (STRICT); waiters in fwait_bit_wait on the key are woken
  * whenever the bit is released.
  * Returns -EPERM (and changes nothing) if the bit was not set, -EINVAL.
  * 0 is a release: what the caller did before it happens before the return
