@@ -221,6 +221,15 @@ struct bp_pool {
 	_Atomic uint64_t clock_hand;
 	_Atomic uint64_t last_miss;   /* readahead: end of the last sequential miss */
 	_Atomic int write_err;        /* first write error since the last bp_flush */
+	/* The errno of the first failed fsync, 0 before one: sticky for the
+	 * pool's life (bp_durability_err).  Written and read by bp_io_fsync
+	 * under fsync_lock, which also serialises the fsyncs themselves (the
+	 * kernel reports a lost write-back to one fsync of a file, so two
+	 * at once could see 0 and the error; io.c says why that matters).
+	 * Atomic only for bp_durability_err and the statistics, which read
+	 * it without the lock (relaxed: a report, it orders nothing). */
+	_Atomic int fsync_failed;
+	pthread_mutex_t fsync_lock;
 	_Atomic uint64_t unpin_seq;   /* bumped on unpin-to-zero while someone waits */
 	_Atomic uint32_t frame_waiters;
 

@@ -19,8 +19,21 @@
  * The thread that set LOCKED/WRITEBACK and the one that clears it differ;
  * fwait's bit operations do not track owners.
  *
+ * fsync is never forgotten (bp_io_fsync): a failed fsync may have dropped
+ * pages the kernel had accepted from us (Linux marks them clean and reports
+ * the error to one fsync of the file), and nothing we hold tells us which,
+ * so from then on the pool can no longer claim durability.  Its errno is
+ * kept in pool.fsync_failed for the pool's life and returned by every later
+ * fsync, whatever the kernel says (PostgreSQL's answer: since 2018 it
+ * refuses to go on after a failed fsync).  The fsyncs are serialised under
+ * fsync_lock, with the error recorded before the lock is dropped: without
+ * it, two flushes could fsync at once, the kernel report the lost write-back
+ * to one and 0 to the other, and the second read fsync_failed before the
+ * first set it, returning 0 for pages that may be gone.
+ *
  * Guards: io_engine.lock protects head/tail/stop; the condvar wakes idle
- * I/O threads (an engine queue, not a per-frame wait).
+ * I/O threads (an engine queue, not a per-frame wait).  fsync_lock
+ * serialises bp_io_fsync and guards the writes of fsync_failed.
  */
 #include <errno.h>
 #include <string.h>
@@ -162,6 +175,7 @@ int bp_io_fsync(struct bp_pool *p)
 {
 	int err = 0;
 	uint64_t delay = 0;
+	pthread_mutex_lock(&p->fsync_lock);
 	enum bp_fault_action a = bp_fault_check(p, BP_FAULT_FSYNC, 0, &err, &delay);
 	if (delay)
 		sleep_us(delay);
@@ -170,9 +184,18 @@ int bp_io_fsync(struct bp_pool *p)
 		err = errno;
 	else if (a == BP_FA_SHORT)
 		err = EIO;
-	if (err)
+	if (err) {
 		bp_count(p, BP_C_FSYNC_ERRORS);
-	return -err;
+		/* The first failure is the one kept (relaxed: fsync_lock
+		 * orders it for the fsyncs; see the design note). */
+		if (!atomic_load_explicit(&p->fsync_failed, memory_order_relaxed))
+			atomic_store_explicit(&p->fsync_failed, err, memory_order_relaxed);
+	}
+	/* Sticky: once an fsync failed, this one's success proves nothing
+	 * about the pages written before that failure. */
+	int sticky = atomic_load_explicit(&p->fsync_failed, memory_order_relaxed);
+	pthread_mutex_unlock(&p->fsync_lock);
+	return -sticky;
 }
 
 int bp_io_start(struct bp_pool *p)
@@ -187,6 +210,12 @@ int bp_io_start(struct bp_pool *p)
 		pthread_mutex_destroy(&e->lock);
 		return -ENOMEM;
 	}
+	if (pthread_mutex_init(&p->fsync_lock, NULL)) {
+		pthread_cond_destroy(&e->cond);
+		pthread_mutex_destroy(&e->lock);
+		return -ENOMEM;
+	}
+	atomic_init(&p->fsync_failed, 0);
 	return 0;
 }
 
@@ -214,4 +243,5 @@ void bp_io_stop(struct bp_pool *p)
 	e->nthreads = 0;
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
+	pthread_mutex_destroy(&p->fsync_lock);
 }

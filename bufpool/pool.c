@@ -338,7 +338,9 @@ static void log_close_failure(struct bp_pool *p, int write_err, int fsync_err, b
 		       "written%s; pool left open", strerror(-write_err), fsync_too);
 	else
 		bp_log(p->log, p->log_arg, BP_LOG_ERROR,
-		       "bp_close: fsync failed (%s); pool left open%s", strerror(-fsync_err),
+		       "bp_close: fsync failed (%s); pool left open%s; durability lost for "
+		       "good: pages written before it may be gone, so no close can succeed: "
+		       "bp_discard the pool, reopen the file and recover", strerror(-fsync_err),
 		       dirty ? " (dirty pages kept)" : "");
 }
 
@@ -374,6 +376,15 @@ int bp_discard(struct bp_pool *pool)
 		return r;
 	pool_destroy(pool, ST_IO);
 	return 0;
+}
+
+int bp_durability_err(const struct bp_pool *pool)
+{
+	if (!pool)
+		return -EINVAL;
+	/* Relaxed: a report (bufpool.h); io.c's fsync_lock orders the fsyncs. */
+	return -atomic_load_explicit(&((struct bp_pool *)pool)->fsync_failed,
+				     memory_order_relaxed);
 }
 
 struct fwait_table *bp_fwait_table(struct bp_pool *pool)

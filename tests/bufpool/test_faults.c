@@ -260,9 +260,14 @@ START_TEST(failing_writes_do_not_hang_eviction)
 }
 END_TEST
 
-/* fsync failures reach bp_flush and bp_close; the writes themselves were
- * done, so the data is there after reopen. */
-START_TEST(fsync_failure_reaches_flush_and_close)
+/* A failed fsync is sticky (PostgreSQL-style): every later bp_flush and
+ * bp_close returns its error, even once the fault is gone and the next
+ * fsync succeeds, because pages written before it may be lost on disk while
+ * the pool holds them clean.  bp_close still writes the dirty pages, keeps
+ * the pool open and says why no close can succeed; bp_discard frees it; the
+ * file reopened is a fresh start.  (Before, the second bp_flush returned 0
+ * and the close succeeded: "reported once, then lost".) */
+START_TEST(fsync_failure_is_sticky)
 {
 	bt_make_file(&dir, 3, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
@@ -270,22 +275,91 @@ START_TEST(fsync_failure_reaches_flush_and_close)
 	bt_log_into(&c, &log);
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(bp_durability_err(p), 0);
 	struct bp_fault fa = { .op = BP_FAULT_FSYNC, .kind = BP_FAULT_FAIL, .count = 1 };
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
 	ck_assert_int_eq(bp_flush(p), -EIO);
-	ck_assert_int_eq(bp_flush(p), 0); /* one-shot fault is gone */
+	ck_assert_int_eq(bp_durability_err(p), -EIO);
+	ck_assert_int_eq(bp_flush(p), -EIO); /* one-shot fault gone: still -EIO */
+	/* The pool still works: a page rewritten (version 2) is written by
+	 * the failing close, so it is in the file after the discard. */
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_get(p, 1, 0, &f), 0);
-	bt_fill(bp_data(f), bp_page_size(p), 1, 1);
+	bt_fill(bp_data(f), bp_page_size(p), 1, 2);
 	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
-	fa.err = ENOSPC;
+	fa.err = ENOSPC; /* a second failure: the first one is what is kept */
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
-	ck_assert_int_eq(close_logging(p, &log), -ENOSPC); /* pool kept open */
+	ck_assert_int_eq(close_logging(p, &log), -EIO); /* pool kept open */
 	ck_assert_msg(log.n == 1 && strstr(log.text, "fsync failed") &&
-		      !strstr(log.text, "write-back"), "close message: %s", log.text);
-	ck_assert_int_eq(bp_close(p), 0);       /* one-shot fault gone: closes */
-	expect_file(3, 1);
+		      strstr(log.text, "bp_discard") && !strstr(log.text, "write-back"),
+		      "close message: %s", log.text);
+	ck_assert_int_eq(bp_close(p), -EIO);    /* no retry can succeed */
+	struct bp_stats st;
+	ck_assert_int_eq(bp_stats_get(p, &st), 0);
+	ck_assert_int_eq(st.durability_err, -EIO);
+	ck_assert_uint_eq(st.fsync_errors, 2);
+	ck_assert_uint_eq(st.frames_dirty, 0);  /* the close wrote page 1 */
+	ck_assert_int_eq(bp_discard(p), 0);
+
+	/* Reopened: a new pool, durable again; page 1 has version 2. */
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(bp_durability_err(p), 0);
+	ck_assert_int_eq(bp_get(p, 1, 0, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), 1, 2));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_flush(p), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	ck_assert_int_eq(bp_durability_err(NULL), -EINVAL);
+}
+END_TEST
+
+/* Two flushes at once while fsyncs fail now and then: once any flush has
+ * returned an fsync error, no later flush returns 0 (fsync_lock orders the
+ * report; without it a flush could read the sticky state before a
+ * concurrent failing fsync recorded it). */
+struct flusher {
+	struct bp_pool *pool;
+	_Atomic bool *failed_seen;
+	int bad;       /* a 0 returned after failed_seen was set */
+	pthread_t tid;
+};
+
+static void *flusher_fn(void *arg)
+{
+	struct flusher *fl = arg;
+	for (int i = 0; i < 200; i++) {
+		bool before = atomic_load(fl->failed_seen);
+		int r = bp_flush(fl->pool);
+		if (r == -EIO)
+			atomic_store(fl->failed_seen, true);
+		else if (r == 0 && before)
+			fl->bad++;
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_flushes_never_forget_an_fsync_failure)
+{
+	bt_make_file(&dir, 2, 1);
+	struct bp_config c = bt_config(&dir, 8, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_fault fa = { .op = BP_FAULT_FSYNC, .kind = BP_FAULT_FAIL,
+			       .probability_ppm = 50000, .seed = 7 };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	_Atomic bool failed_seen = false;
+	struct flusher fl[2] = { { p, &failed_seen, 0, 0 }, { p, &failed_seen, 0, 0 } };
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_create(&fl[i].tid, NULL, flusher_fn, &fl[i]), 0);
+	for (int i = 0; i < 2; i++)
+		ck_assert_int_eq(pthread_join(fl[i].tid, NULL), 0);
+	ck_assert_msg(atomic_load(&failed_seen), "no fsync fault fired in 400 flushes");
+	ck_assert_int_eq(fl[0].bad + fl[1].bad, 0);
+	ck_assert_int_eq(bp_durability_err(p), -EIO);
+	ck_assert_int_eq(bp_fault_clear(p), 0);
+	ck_assert_int_eq(bp_flush(p), -EIO);
+	ck_assert_int_eq(bp_discard(p), 0);
 }
 END_TEST
 
@@ -415,7 +489,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, probabilistic_read_faults);
 	tcase_add_loop_test(tc, write_error_keeps_pages_dirty, 0, 3);
 	tcase_add_test(tc, failing_writes_do_not_hang_eviction);
-	tcase_add_test(tc, fsync_failure_reaches_flush_and_close);
+	tcase_add_test(tc, fsync_failure_is_sticky);
+	tcase_add_test(tc, concurrent_flushes_never_forget_an_fsync_failure);
 	tcase_add_test(tc, write_error_reaches_close);
 	tcase_add_test(tc, stale_write_error_at_close_is_not_fsync);
 	tcase_add_test(tc, discard_after_failed_close);

@@ -66,6 +66,9 @@ struct model {
 	 * up after the fault was cleared; the next flush without faults
 	 * consumes it. */
 	bool stale_error;
+	/* An fsync failed in this pool (bp_durability_err): every flush and
+	 * close fails from then on, and the pool is left with bp_discard. */
+	bool sticky;
 	struct bp_config cfg;
 };
 
@@ -132,7 +135,8 @@ static void compare(struct model *m, struct bp_frame *f, uint64_t pageno, const 
 static bool io_error_allowed(const struct model *m, int rc)
 {
 	return rc < 0 && rc != -EINVAL && rc != -ENOENT &&
-	       (m->read_fault || m->write_fault || m->fsync_fault || m->stale_error);
+	       (m->read_fault || m->write_fault || m->fsync_fault || m->stale_error ||
+		m->sticky);
 }
 
 static void op_get(struct bp_pool *pool, struct model *m, struct reader *r)
@@ -282,6 +286,10 @@ static void op_flush(struct bp_pool *pool, struct model *m)
 	TRACE("  bp_flush = %d\n", rc);
 	if (rc != 0 && !io_error_allowed(m, rc))
 		fuzz_fail("bp_flush = %d", rc);
+	if (rc == 0 && m->sticky)
+		fuzz_fail("bp_flush = 0 after a failed fsync (durability_err %d)",
+			  bp_durability_err(pool));
+	m->sticky = bp_durability_err(pool) != 0;
 	if (!m->write_fault && !m->fsync_fault)
 		m->stale_error = false;
 }
@@ -315,6 +323,9 @@ static void op_evict_all(struct bp_pool *pool, struct model *m)
 	TRACE("  bp_evict_all = %d\n", rc);
 	if (rc < 0 && !io_error_allowed(m, rc))
 		fuzz_fail("bp_evict_all = %d", rc);
+	if (rc == 0 && m->sticky)
+		fuzz_fail("bp_evict_all = 0 after a failed fsync");
+	m->sticky = bp_durability_err(pool) != 0;
 }
 
 static void op_fault(struct bp_pool *pool, struct model *m, struct reader *r)
@@ -366,16 +377,35 @@ static struct bp_pool *open_pool(struct model *m, bool truncate)
 	return pool;
 }
 
+/* Close with every fault cleared.  An error from before the clear may still
+ * be reported once, and bp_close then keeps the pool open: the second close
+ * must succeed, unless an fsync failed, when no close can (sticky) and the
+ * pool must be discarded.  Every close writes the dirty pages first, and
+ * with the faults cleared those writes succeed, so the discard loses
+ * nothing the model holds. */
+static void close_pool(struct bp_pool *pool, struct model *m)
+{
+	if (bp_close(pool) == 0 || bp_close(pool) == 0) {
+		if (m->sticky)
+			fuzz_fail("bp_close = 0 after a failed fsync");
+	} else {
+		m->sticky = m->sticky || bp_durability_err(pool) != 0;
+		if (!m->sticky)
+			fuzz_fail("bp_close failed twice after the faults were cleared");
+		int rc = bp_discard(pool);
+		if (rc != 0)
+			fuzz_fail("bp_discard after a failed fsync = %d", rc);
+	}
+	m->sticky = false;
+}
+
 /* Release everything, close cleanly, reopen, and check every page. */
 static struct bp_pool *op_reopen(struct bp_pool *pool, struct model *m)
 {
 	while (m->npins)
 		release_at(pool, m, m->npins - 1);
 	op_fault_clear(pool, m);
-	/* An error from before the clear may still be reported once, and
-	 * bp_close then keeps the pool open: the second close must succeed. */
-	if (bp_close(pool) < 0 && bp_close(pool) < 0)
-		fuzz_fail("bp_close failed twice after the faults were cleared");
+	close_pool(pool, m);
 	pool = open_pool(m, false);
 	check_count(pool, m, "reopen");
 	for (uint64_t p = 0; p < m->count; p++) {
@@ -464,9 +494,8 @@ int fuzz_bufpool_one(const uint8_t *data, size_t size)
 	pool = op_reopen(pool, &m);
 	while (m.npins)
 		release_at(pool, &m, m.npins - 1);
-	int rc = bp_close(pool);
-	if (rc != 0)
-		fuzz_fail("final bp_close = %d", rc);
+	op_fault_clear(pool, &m);
+	close_pool(pool, &m);
 	return 0;
 }
 

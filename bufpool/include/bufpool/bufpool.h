@@ -174,6 +174,9 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg);
  * fsync), and leaves the pool open and usable (a page that could not be
  * written stays dirty: nothing is dropped silently), so the caller can
  * retry bp_close once the cause is fixed, or give up with bp_discard.
+ * After a failed fsync (bp_durability_err) a retry cannot succeed: every
+ * bp_close writes the dirty pages and returns the fsync's error, and the
+ * pool is freed only by bp_discard.
  * -EBUSY (changes nothing, logs the first pinned frame) if a page is still
  * pinned; -EINVAL for NULL. */
 int bp_close(struct bp_pool *pool);
@@ -286,16 +289,29 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
  * the background writer, eviction; each error is reported once), -EAGAIN
  * if a dirty page could not be written because its latch already had
  * BP_LATCH_COUNT_MAX shared holders (it stays dirty), else the fsync
- * error.  A page whose write failed stays dirty, so a later flush
- * writes it again.  Pages dirtied concurrently may or may not be included.
- * Do not call it while holding a latch.
+ * error.  A failed fsync is sticky: from then on every bp_flush (and
+ * bp_close) returns its error, even when the fault is gone and this
+ * flush's own fsync succeeded, because the kernel may have dropped pages
+ * written before it that the pool no longer holds dirty (see
+ * bp_durability_err).  A page whose write failed stays dirty, so a later
+ * flush writes it again.  Pages dirtied concurrently may or may not be
+ * included.  Do not call it while holding a latch.
  * 0: every page dirty when the call began (marked or created before it)
- * was written by a write that succeeded, then fsync(2) returned 0: durable
- * as far as fsync makes it.  Except: a failed write whose error went to a
- * concurrent bp_flush or bp_evict_page (reported once), and pages written
- * before an earlier failed fsync (clean, so not written again; see
- * docs/reliability.md). */
+ * was written by a write that succeeded, then fsync(2) returned 0, and no
+ * fsync of the pool ever failed: durable as far as fsync makes it.
+ * Except: a failed write whose error went to a concurrent bp_flush or
+ * bp_evict_page (reported once). */
 int bp_flush(struct bp_pool *pool);
+/* 0 while the pool can still claim durability; once an fsync of its file
+ * has failed, that fsync's negative errno, for the rest of the pool's life
+ * (a sticky failed state, as PostgreSQL's since 2018: pages written before
+ * the failure may be lost on disk though the pool holds them clean).  The
+ * pool stays usable for reads and writes, but bp_flush and bp_close
+ * return the error; to go on, bp_discard the pool, reopen the file and
+ * recover (rewrite what must be durable).  -EINVAL for NULL.  Reads a
+ * flag: no ordering beyond this: a failure being recorded by a concurrent
+ * flush may or may not be seen. */
+int bp_durability_err(const struct bp_pool *pool);
 /* Evict one page (written back first if dirty).  Never waits for a content
  * latch: a page latched by anyone, the caller included (or with threads
  * queued on its latch), gives -EBUSY at once and is not written.  A
@@ -366,6 +382,8 @@ struct bp_stats {
 	uint64_t read_errors;
 	uint64_t write_errors;
 	uint64_t fsync_errors;
+	int durability_err;       /* bp_durability_err: 0, or the sticky
+				   * negative errno of the first failed fsync */
 	uint64_t faults_injected;
 	uint64_t busy;            /* bp_get calls that found no frame (-EBUSY) */
 	/* waits (each with a wait-time histogram) */
