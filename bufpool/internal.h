@@ -142,6 +142,7 @@ enum bp_counter {
 	BP_C_READ_ERRORS,
 	BP_C_WRITE_ERRORS,
 	BP_C_FSYNC_ERRORS,
+	BP_C_CHECKSUM_ERRORS,
 	BP_C_FAULTS,
 	BP_C_BUSY,
 	BP_C_COUNT
@@ -161,13 +162,22 @@ struct bp_partition {
 	struct bp_counters ctr __attribute__((aligned(BP_CACHELINE)));
 } __attribute__((aligned(BP_CACHELINE)));
 
+/* One I/O thread: its pool, and (BP_OPEN_CHECKSUMS) the page-sized buffer
+ * it writes from, the page with its checksum trailer (io.c), owned by the
+ * thread while it runs. */
+struct bp_io_thread {
+	struct bp_pool *p;
+	unsigned char *bounce;
+	pthread_t tid;
+};
+
 struct bp_io_engine {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	struct bp_io_req *head, *tail; /* FIFO of submitted requests */
 	bool stop;
 	unsigned nthreads;
-	pthread_t threads[BP_MAX_IO_THREADS];
+	struct bp_io_thread threads[BP_MAX_IO_THREADS];
 };
 
 struct bp_fault_rule {

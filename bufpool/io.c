@@ -19,6 +19,16 @@
  * The thread that set LOCKED/WRITEBACK and the one that clears it differ;
  * fwait's bit operations do not track owners.
  *
+ * Checksums (BP_OPEN_CHECKSUMS): a write copies the page into its I/O
+ * thread's bounce buffer and stores the trailer there, so the frame's
+ * memory is never written while shared latchers read it (WRITEBACK keeps
+ * only exclusive latchers out); a read verifies the trailer in the frame,
+ * which is LOCKED and read by nobody else until the completion.  The page
+ * number is part of the checksum, so a page written to or read from the
+ * wrong place fails as surely as a torn or flipped one.  A page of zeros
+ * only passes: that is a hole, or a page created and never written (what
+ * a file system returns for both).
+ *
  * fsync is never forgotten (bp_io_fsync): a failed fsync may have dropped
  * pages the kernel had accepted from us (Linux marks them clean and reports
  * the error to one fsync of the file), and nothing we hold tells us which,
@@ -36,11 +46,13 @@
  * serialises bp_io_fsync and guards the writes of fsync_failed.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bufpool/internal.h"
+#include "util/crc32c.h"
 
 static void sleep_us(uint64_t us)
 {
@@ -81,8 +93,55 @@ static int transfer(struct bp_pool *p, enum bp_io_op op, unsigned char *buf, uin
 	return 0;
 }
 
-static int do_io(struct bp_pool *p, struct bp_io_req *r)
+/* The checksum of page pageno as stored in its trailer: CRC-32C of the
+ * page number (8 bytes, little-endian) then the page less its trailer. */
+static uint32_t page_checksum(const struct bp_pool *p, const unsigned char *page, uint64_t pageno)
 {
+	unsigned char no[8];
+	for (unsigned i = 0; i < 8; i++)
+		no[i] = (unsigned char)(pageno >> (8 * i));
+	uint32_t crc = util_crc32c(0, no, sizeof(no));
+	return util_crc32c(crc, page, p->page_size - BP_CHECKSUM_BYTES);
+}
+
+static unsigned char *trailer(const struct bp_pool *p, unsigned char *page)
+{
+	return page + p->page_size - BP_CHECKSUM_BYTES;
+}
+
+static void put_le32(unsigned char *b, uint32_t v)
+{
+	for (unsigned i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_le32(const unsigned char *b)
+{
+	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static bool all_zero(const unsigned char *b, size_t n)
+{
+	/* b[0] == 0 and every byte equals the one before it. */
+	return n == 0 || (b[0] == 0 && memcmp(b, b + 1, n - 1) == 0);
+}
+
+/* A page just read into the frame: 0, or EBADMSG if its trailer does not
+ * match (counted).  Never a hole: the file system's zeros pass. */
+static int verify(struct bp_pool *p, unsigned char *page, uint64_t pageno)
+{
+	uint32_t want = get_le32(trailer(p, page));
+	if (want == page_checksum(p, page, pageno))
+		return 0;
+	if (want == 0 && all_zero(page, p->page_size))
+		return 0;
+	bp_count(p, BP_C_CHECKSUM_ERRORS);
+	return EBADMSG;
+}
+
+static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
+{
+	struct bp_pool *p = th->p;
 	if (p->io_latency_us)
 		sleep_us(p->io_latency_us);
 	int err = 0;
@@ -93,12 +152,23 @@ static int do_io(struct bp_pool *p, struct bp_io_req *r)
 		sleep_us(delay);
 	if (a == BP_FA_FAIL)
 		return err;
+	unsigned char *buf = r->frame->data;
+	if (th->bounce && r->op == BP_IO_WRITE) {
+		/* The page is stable (WRITEBACK keeps exclusive latchers out)
+		 * and may be read meanwhile: copy it, seal the copy. */
+		memcpy(th->bounce, buf, p->page_size);
+		put_le32(trailer(p, th->bounce), page_checksum(p, th->bounce, r->pageno));
+		buf = th->bounce;
+	}
 	if (a == BP_FA_SHORT) {
 		/* Transfer half the page, then report the short transfer. */
-		transfer(p, r->op, r->frame->data, r->pageno, p->page_size / 2);
+		transfer(p, r->op, buf, r->pageno, p->page_size / 2);
 		return EIO;
 	}
-	return transfer(p, r->op, r->frame->data, r->pageno, p->page_size);
+	err = transfer(p, r->op, buf, r->pageno, p->page_size);
+	if (!err && th->bounce && r->op == BP_IO_READ)
+		err = verify(p, buf, r->pageno);
+	return err;
 }
 
 static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
@@ -131,7 +201,8 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 
 static void *io_thread(void *arg)
 {
-	struct bp_pool *p = arg;
+	struct bp_io_thread *th = arg;
+	struct bp_pool *p = th->p;
 	struct bp_io_engine *e = &p->io;
 	pthread_mutex_lock(&e->lock);
 	for (;;) {
@@ -144,7 +215,7 @@ static void *io_thread(void *arg)
 		if (!e->head)
 			e->tail = NULL;
 		pthread_mutex_unlock(&e->lock);
-		complete(p, r, do_io(p, r));
+		complete(p, r, do_io(th, r));
 		pthread_mutex_lock(&e->lock);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -223,9 +294,20 @@ int bp_io_spawn(struct bp_pool *p, unsigned n)
 {
 	struct bp_io_engine *e = &p->io;
 	for (unsigned i = 0; i < n; i++) {
-		int r = pthread_create(&e->threads[i], NULL, io_thread, p);
-		if (r)
+		struct bp_io_thread *th = &e->threads[i];
+		th->p = p;
+		th->bounce = NULL;
+		if (p->flags & BP_OPEN_CHECKSUMS) {
+			/* Aligned to the page, as the frames are (O_DIRECT). */
+			th->bounce = aligned_alloc(p->page_size, p->page_size);
+			if (!th->bounce)
+				return -ENOMEM;
+		}
+		int r = pthread_create(&th->tid, NULL, io_thread, th);
+		if (r) {
+			free(th->bounce);
 			return -r;
+		}
 		e->nthreads++;
 	}
 	return 0;
@@ -238,8 +320,10 @@ void bp_io_stop(struct bp_pool *p)
 	e->stop = true;
 	pthread_cond_broadcast(&e->cond);
 	pthread_mutex_unlock(&e->lock);
-	for (unsigned i = 0; i < e->nthreads; i++)
-		pthread_join(e->threads[i], NULL);
+	for (unsigned i = 0; i < e->nthreads; i++) {
+		pthread_join(e->threads[i].tid, NULL);
+		free(e->threads[i].bounce);
+	}
 	e->nthreads = 0;
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);

@@ -89,7 +89,8 @@ static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32
 		return -EINVAL;
 	}
 	const unsigned known = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_DIRECT |
-			       BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD | BP_OPEN_READONLY;
+			       BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD | BP_OPEN_READONLY |
+			       BP_OPEN_CHECKSUMS;
 	if (cfg->flags & ~known) {
 		CFG_ERR(cfg, "bp_open: unknown flags 0x%x", cfg->flags & ~known);
 		return -EINVAL;
@@ -395,6 +396,13 @@ struct fwait_table *bp_fwait_table(struct bp_pool *pool)
 uint32_t bp_page_size(const struct bp_pool *pool)
 {
 	return pool ? pool->page_size : 0;
+}
+
+uint32_t bp_data_size(const struct bp_pool *pool)
+{
+	if (!pool)
+		return 0;
+	return pool->page_size - ((pool->flags & BP_OPEN_CHECKSUMS) ? BP_CHECKSUM_BYTES : 0);
 }
 
 uint32_t bp_nframes(const struct bp_pool *pool)

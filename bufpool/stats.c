@@ -69,6 +69,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->read_errors = c[BP_C_READ_ERRORS];
 	out->write_errors = c[BP_C_WRITE_ERRORS];
 	out->fsync_errors = c[BP_C_FSYNC_ERRORS];
+	out->checksum_errors = c[BP_C_CHECKSUM_ERRORS];
 	/* Relaxed, as bp_durability_err: a report. */
 	out->durability_err = -atomic_load_explicit(&pool->fsync_failed, memory_order_relaxed);
 	out->faults_injected = c[BP_C_FAULTS];

@@ -86,6 +86,7 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "read_errors", s->read_errors);
 	emitter_kv_u64(e, "write_errors", s->write_errors);
 	emitter_kv_u64(e, "fsync_errors", s->fsync_errors);
+	emitter_kv_u64(e, "checksum_errors", s->checksum_errors);
 	emitter_kv_i64(e, "durability_err", s->durability_err);
 	emitter_kv_u64(e, "faults_injected", s->faults_injected);
 	emitter_kv_u64(e, "busy", s->busy);

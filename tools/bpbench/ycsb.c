@@ -73,6 +73,8 @@ static int open_store(struct ycsb_run *R, const char *file)
 	kc.pool.nframes = R->o.frames;
 	kc.pool.page_size = R->o.page_size;
 	kc.pool.io_latency_us = R->o.latency_us;
+	if (R->o.checksums)
+		kc.pool.flags |= BP_OPEN_CHECKSUMS;
 	kc.pool.fwait.policy = R->o.policy;
 	kc.pool.log = tool_bp_log;
 	int rc = kv_open(&R->kv, &kc);

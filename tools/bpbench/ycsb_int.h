@@ -61,7 +61,7 @@ struct ycsb_opts {
 	uint32_t frames, page_size, value_size, latency_us;
 	enum fwait_policy policy;
 	const char *file, *stats_file;
-	bool keep, no_stats, verify, json, quiet;
+	bool keep, no_stats, verify, json, quiet, checksums;
 };
 
 struct ycsb_run;

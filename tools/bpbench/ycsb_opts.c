@@ -55,6 +55,7 @@ static void ycsb_usage(FILE *f)
 	      "      --stats-file PATH  publish pool stats there (default /dev/shm/bpbench.<pid>)\n"
 	      "      --no-stats-file    do not publish\n"
 	      "      --verify           check every record and the tree after the run\n"
+	      "      --checksums        CRC-32C page checksums (BP_OPEN_CHECKSUMS)\n"
 	      "      --json             JSON lines on stdout (the report goes to stderr)\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "      --seed N           random seed (default 1)\n", f);
@@ -62,7 +63,7 @@ static void ycsb_usage(FILE *f)
 
 /* The long options without a short form. */
 enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
-       O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON };
+       O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct ycsb_opts *o)
@@ -107,6 +108,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		{"keep", 0, 0, O_KEEP}, {"stats-file", 1, 0, O_STATS},
 		{"no-stats-file", 0, 0, O_NOSTATS}, {"verify", 0, 0, O_VERIFY},
 		{"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'}, {"seed", 1, 0, O_SEED},
+		{"checksums", 0, 0, O_CHECKSUMS},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ycsb_opts){.mix = &mixes[0], .dist = mixes[0].dist, .threads = 16,
 				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
@@ -150,6 +152,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		case O_NOSTATS: o->no_stats = true; break;
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
+		case O_CHECKSUMS: o->checksums = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
 			ycsb_usage(stdout);

@@ -74,9 +74,10 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 	else
 		emitter_table_printf(h, "%.1f s\n", o->duration_s);
 	emitter_table_printf(h, "  pool %u frames x %u B (%.1f MiB), value %u B, policy %s, "
-			     "latency %u us, file %s\n", o->frames, o->page_size,
+			     "latency %u us, %s, file %s\n", o->frames, o->page_size,
 			     (double)o->frames * o->page_size / 1048576.0, o->value_size,
-			     fwait_policy_name(o->policy), o->latency_us, file);
+			     fwait_policy_name(o->policy), o->latency_us,
+			     o->checksums ? "checksums" : "no checksums", file);
 	if (!o->json)
 		return;
 	char workload[2] = {o->mix->name, '\0'};
@@ -93,6 +94,7 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 	emitter_kv_u64(j, "value_size", o->value_size);
 	emitter_kv_str(j, "policy", fwait_policy_name(o->policy));
 	emitter_kv_u64(j, "latency_us", o->latency_us);
+	emitter_kv_bool(j, "checksums", o->checksums);
 	emitter_kv_str(j, "file", file);
 	emitter_dict_end(j);
 }

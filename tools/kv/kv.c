@@ -392,7 +392,8 @@ int kv_put(struct kv_store *kv, uint64_t key, const void *value)
 /* Node capacities for this page and value size; -EINVAL if too small. */
 static int set_geometry(struct kv_store *kv)
 {
-	uint32_t body = bp_page_size(kv->pool) - (uint32_t)sizeof(struct kv_node_hdr);
+	/* bp_data_size: with BP_OPEN_CHECKSUMS the page's trailer is the pool's. */
+	uint32_t body = bp_data_size(kv->pool) - (uint32_t)sizeof(struct kv_node_hdr);
 	kv->leaf_cap = body / (uint32_t)(sizeof(uint64_t) + kv->value_size);
 	kv->inner_cap = (body - (uint32_t)sizeof(uint64_t)) / (2 * (uint32_t)sizeof(uint64_t));
 	return kv->leaf_cap < 4 || kv->inner_cap > UINT16_MAX ? -EINVAL : 0;

@@ -119,6 +119,17 @@ enum bp_state_bit {
 #define BP_OPEN_NO_BGWRITER 0x08u  /* no background writer thread */
 #define BP_OPEN_NO_READAHEAD 0x10u /* never read ahead */
 #define BP_OPEN_READONLY 0x20u     /* open O_RDONLY; bp_mark_dirty fails with -EROFS */
+/* Page checksums: the last BP_CHECKSUM_BYTES of every page are the pool's,
+ * a CRC-32C of the page number (8 bytes, little-endian) and the rest of the
+ * page, stored on every write and verified on every read.  A page that
+ * fails is not cached: every caller waiting for that read gets -EBADMSG
+ * (counted in checksum_errors), and the next bp_get reads it again.  A page
+ * of zeros only (a hole, never written) passes.  The caller may use the
+ * first bp_data_size bytes of a page; the trailer's bytes in memory belong
+ * to the pool (it writes from a copy, so they are never raced).  A file
+ * must be opened with the flag always or never. */
+#define BP_OPEN_CHECKSUMS 0x40u
+#define BP_CHECKSUM_BYTES 4u
 
 /* Zero-initialise and set what you need; every 0 means "default". */
 struct bp_config {
@@ -382,6 +393,7 @@ struct bp_stats {
 	uint64_t read_errors;
 	uint64_t write_errors;
 	uint64_t fsync_errors;
+	uint64_t checksum_errors; /* reads whose page failed its checksum (-EBADMSG) */
 	int durability_err;       /* bp_durability_err: 0, or the sticky
 				   * negative errno of the first failed fsync */
 	uint64_t faults_injected;
@@ -452,6 +464,9 @@ int bp_flags_format(uint32_t flags, char *buf, size_t len);
 /* The pool's wait table (for stats, fwait_waiters_walk, tools); NULL for NULL. */
 struct fwait_table *bp_fwait_table(struct bp_pool *pool);
 uint32_t bp_page_size(const struct bp_pool *pool);   /* 0 for NULL */
+/* The bytes of a page the caller may use: the page size, less
+ * BP_CHECKSUM_BYTES with BP_OPEN_CHECKSUMS.  0 for NULL. */
+uint32_t bp_data_size(const struct bp_pool *pool);
 uint32_t bp_nframes(const struct bp_pool *pool);     /* 0 for NULL */
 uint64_t bp_page_count(const struct bp_pool *pool);  /* pages in the file (incl. created) */
 
