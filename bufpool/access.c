@@ -303,6 +303,29 @@ uint64_t bp_frame_pageno(const struct bp_frame *frame)
 	return frame ? atomic_load_explicit(&frame->pageno, memory_order_relaxed) : BP_NO_PAGE;
 }
 
+int bp_mark_dirty_lsn(struct bp_pool *pool, struct bp_frame *frame, uint64_t lsn)
+{
+	if (lsn == 0)
+		return -EINVAL;
+	int r = bp_mark_dirty(pool, frame);
+	if (r < 0)
+		return r;
+	/* After bp_mark_dirty waited for WRITEBACK: a write finishing now
+	 * would reset rec_lsn after we set it.  Relaxed: the caller's
+	 * exclusive latch keeps write-backs out until its unlatch publishes
+	 * these (internal.h, struct bp_frame). */
+	if (atomic_load_explicit(&frame->lsn, memory_order_relaxed) < lsn)
+		atomic_store_explicit(&frame->lsn, lsn, memory_order_relaxed);
+	if (atomic_load_explicit(&frame->rec_lsn, memory_order_relaxed) == 0)
+		atomic_store_explicit(&frame->rec_lsn, lsn, memory_order_relaxed);
+	return 0;
+}
+
+uint64_t bp_frame_lsn(const struct bp_frame *frame)
+{
+	return frame ? atomic_load_explicit(&frame->lsn, memory_order_relaxed) : 0;
+}
+
 int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame)
 {
 	if (!bp_frame_valid(pool, frame))

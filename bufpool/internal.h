@@ -107,6 +107,15 @@ struct bp_frame {
 	_Atomic uint64_t latch;   /* latch.c */
 	_Atomic uint64_t pageno;  /* tag; BP_NO_PAGE if free; changed under partition lock */
 	_Atomic uint64_t wait_ns; /* total ns waited on this frame (relaxed) */
+	/* The write-ahead log (bp_mark_dirty_lsn): the page LSN, and the LSN
+	 * of its oldest change not yet written (0: none).  Written by the
+	 * dirtier under the exclusive latch, reset by a successful write
+	 * (under WRITEBACK, when nobody may dirty the page) and when the frame
+	 * takes a new page; relaxed: the latch and WRITEBACK order them (a
+	 * write-back starts under the shared latch, which the dirtier's
+	 * unlatch released). */
+	_Atomic uint64_t lsn;
+	_Atomic uint64_t rec_lsn;
 	uint32_t hash_next;       /* chain link, guarded by the partition lock */
 	uint32_t index;
 	unsigned char *data;
@@ -143,6 +152,7 @@ enum bp_counter {
 	BP_C_WRITE_ERRORS,
 	BP_C_FSYNC_ERRORS,
 	BP_C_CHECKSUM_ERRORS,
+	BP_C_LOG_FLUSHES,
 	BP_C_FAULTS,
 	BP_C_BUSY,
 	BP_C_COUNT
@@ -240,6 +250,12 @@ struct bp_pool {
 	 * it without the lock (relaxed: a report, it orders nothing). */
 	_Atomic int fsync_failed;
 	pthread_mutex_t fsync_lock;
+	/* The write-ahead-log rule (io.c): the callback, and the highest LSN
+	 * the log is known durable up to (raised with a CAS loop by the
+	 * callback's answers and bp_log_durable; relaxed: only compared). */
+	int (*flush_log)(void *arg, uint64_t lsn, uint64_t *durable);
+	void *flush_log_arg;
+	_Atomic uint64_t durable_lsn;
 	_Atomic uint64_t unpin_seq;   /* bumped on unpin-to-zero while someone waits */
 	_Atomic uint32_t frame_waiters;
 

@@ -29,6 +29,12 @@
  * only passes: that is a hole, or a page created and never written (what
  * a file system returns for both).
  *
+ * The write-ahead-log rule (wal_rule): before a write, if the page's LSN
+ * is above the durable LSN the pool knows, the I/O thread calls the
+ * engine's flush_log and writes only once it says the log is durable that
+ * far; a failed flush_log is a failed write (the page stays dirty).  Doing
+ * it here, where every write passes, covers every writer at once.
+ *
  * fsync is never forgotten (bp_io_fsync): a failed fsync may have dropped
  * pages the kernel had accepted from us (Linux marks them clean and reports
  * the error to one fsync of the file), and nothing we hold tells us which,
@@ -139,9 +145,54 @@ static int verify(struct bp_pool *p, unsigned char *page, uint64_t pageno)
 	return EBADMSG;
 }
 
+/* Raise the known durable LSN to lsn (never lower it). */
+static void raise_durable(struct bp_pool *p, uint64_t lsn)
+{
+	uint64_t d = atomic_load_explicit(&p->durable_lsn, memory_order_relaxed);
+	while (d < lsn && !atomic_compare_exchange_weak_explicit(&p->durable_lsn, &d, lsn,
+			memory_order_relaxed, memory_order_relaxed))
+		;
+}
+
+int bp_log_durable(struct bp_pool *pool, uint64_t lsn)
+{
+	if (!pool)
+		return -EINVAL;
+	raise_durable(pool, lsn);
+	return 0;
+}
+
+/* The write-ahead-log rule, before page f is written: its LSN must be
+ * durable in the log.  0, or the positive errno of the failed flush_log
+ * (EIO if it claims less than was asked). */
+static int wal_rule(struct bp_pool *p, struct bp_frame *f)
+{
+	if (!p->flush_log)
+		return 0;
+	/* Relaxed: WRITEBACK keeps dirtiers out, and the latch handed us the
+	 * dirtier's store (internal.h, struct bp_frame). */
+	uint64_t lsn = atomic_load_explicit(&f->lsn, memory_order_relaxed);
+	if (lsn <= atomic_load_explicit(&p->durable_lsn, memory_order_relaxed))
+		return 0;
+	uint64_t durable = 0;
+	bp_count(p, BP_C_LOG_FLUSHES);
+	int rc = p->flush_log(p->flush_log_arg, lsn, &durable);
+	if (rc < 0)
+		return -rc;
+	if (rc > 0 || durable < lsn)
+		return EIO; /* a callback that broke its contract writes nothing */
+	raise_durable(p, durable);
+	return 0;
+}
+
 static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 {
 	struct bp_pool *p = th->p;
+	if (r->op == BP_IO_WRITE) {
+		int err = wal_rule(p, r->frame);
+		if (err)
+			return err;
+	}
 	if (p->io_latency_us)
 		sleep_us(p->io_latency_us);
 	int err = 0;
@@ -193,6 +244,10 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 		atomic_compare_exchange_strong_explicit(&p->write_err, &zero, err,
 				memory_order_relaxed, memory_order_relaxed);
 		atomic_fetch_or_explicit(&f->state, BP_F_DIRTY, memory_order_relaxed);
+	} else {
+		/* Written: its changes are on disk (nobody may dirty it while
+		 * WRITEBACK is set, so none is newer than the write). */
+		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 	}
 	/* Release (fwait_bit_clear): our read of the page and DIRTY/write_err
 	 * happen before an exclusive latcher or flusher sees WRITEBACK clear. */

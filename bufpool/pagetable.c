@@ -100,6 +100,9 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 		}
 	} else {
 		atomic_store_explicit(&f->pageno, pageno, memory_order_relaxed);
+		/* A new page: no LSN yet (the frame was clean to be taken). */
+		atomic_store_explicit(&f->lsn, 0, memory_order_relaxed);
+		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 		f->hash_next = p->heads[b];
 		p->heads[b] = f->index;
 	}

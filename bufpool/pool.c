@@ -219,6 +219,9 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	p->max_pageno = ((uint64_t)INT64_MAX >> p->page_shift) - 1;
 	p->log = cfg->log;
 	p->log_arg = cfg->log_arg;
+	p->flush_log = cfg->flush_log;
+	p->flush_log_arg = cfg->flush_log_arg;
+	atomic_init(&p->durable_lsn, 0);
 	atomic_init(&p->clock_hand, 0);
 	atomic_init(&p->last_miss, BP_NO_PAGE - 1);
 	atomic_init(&p->write_err, 0);

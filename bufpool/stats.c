@@ -3,7 +3,7 @@
  * and wait histograms (kept by account.c), and the per-frame views
  * (bp_frames_walk, bp_frames_hottest, bp_flags_format).
  *
- * Layer 9 (stats): calls only latch.c.
+ * Layer 9 (stats): calls only latch.c and writeback.c.
  *
  * Design note
  * -----------
@@ -70,6 +70,10 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->write_errors = c[BP_C_WRITE_ERRORS];
 	out->fsync_errors = c[BP_C_FSYNC_ERRORS];
 	out->checksum_errors = c[BP_C_CHECKSUM_ERRORS];
+	out->log_flushes = c[BP_C_LOG_FLUSHES];
+	out->durable_lsn = atomic_load_explicit(&pool->durable_lsn, memory_order_relaxed);
+	uint64_t oldest = bp_oldest_dirty_lsn(pool);
+	out->oldest_dirty_lsn = oldest == UINT64_MAX ? 0 : oldest;
 	/* Relaxed, as bp_durability_err: a report. */
 	out->durability_err = -atomic_load_explicit(&pool->fsync_failed, memory_order_relaxed);
 	out->faults_injected = c[BP_C_FAULTS];

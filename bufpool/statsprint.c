@@ -87,6 +87,7 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "write_errors", s->write_errors);
 	emitter_kv_u64(e, "fsync_errors", s->fsync_errors);
 	emitter_kv_u64(e, "checksum_errors", s->checksum_errors);
+	emitter_kv_u64(e, "log_flushes", s->log_flushes);
 	emitter_kv_i64(e, "durability_err", s->durability_err);
 	emitter_kv_u64(e, "faults_injected", s->faults_injected);
 	emitter_kv_u64(e, "busy", s->busy);
@@ -104,6 +105,10 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "dirty", s->frames_dirty);
 	emitter_kv_u64(e, "writeback", s->frames_writeback);
 	emitter_kv_u64(e, "locked", s->frames_locked);
+	emitter_dict_end(e);
+	emitter_dict_begin(e, "log");
+	emitter_kv_u64(e, "durable_lsn", s->durable_lsn);
+	emitter_kv_u64(e, "oldest_dirty_lsn", s->oldest_dirty_lsn);
 	emitter_dict_end(e);
 	emitter_dict_begin(e, "fwait");
 	emitter_kv_u64(e, "waits", s->fwait.waits);

@@ -104,6 +104,50 @@ int bp_flush(struct bp_pool *pool)
 	return werr ? werr : ferr;
 }
 
+uint64_t bp_oldest_dirty_lsn(struct bp_pool *pool)
+{
+	uint64_t oldest = UINT64_MAX;
+	if (!pool)
+		return oldest;
+	for (uint32_t i = 0; i < pool->nframes; i++) {
+		/* Relaxed: a snapshot (bufpool.h). */
+		uint64_t rec = atomic_load_explicit(&pool->frames[i].rec_lsn, memory_order_relaxed);
+		if (rec && rec < oldest)
+			oldest = rec;
+	}
+	return oldest;
+}
+
+int bp_checkpoint(struct bp_pool *pool, uint64_t upto, uint64_t *redo_lsn)
+{
+	if (!pool || !redo_lsn)
+		return -EINVAL;
+	int unwritten = 0, err = 0, fsync_err = 0;
+	if (!(pool->flags & BP_OPEN_READONLY)) {
+		for (uint32_t i = 0; i < pool->nframes; i++) {
+			struct bp_frame *f = &pool->frames[i];
+			uint64_t rec = atomic_load_explicit(&f->rec_lsn, memory_order_relaxed);
+			if (rec == 0 || rec > upto)
+				continue; /* clean, or changed only after upto: not ours */
+			/* A write in flight may fail and leave it dirty again. */
+			bp_wait_writeback(pool, f, NULL);
+			int r = bp_start_writeback(pool, f, BP_WB_WAIT);
+			if (r < 0 && !unwritten)
+				unwritten = r;
+		}
+		wait_all_writeback(pool);
+		/* As bp_flush: the completions' write_err stores happen before
+		 * their fwait_bit_clear, which our bit waits observed. */
+		err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
+		fsync_err = bp_io_fsync(pool);
+	}
+	/* Measured after the writes: a page left dirty by a failed write, or
+	 * dirtied meanwhile with an old LSN, keeps the redo point early. */
+	uint64_t oldest = bp_oldest_dirty_lsn(pool);
+	*redo_lsn = oldest < upto ? oldest : upto;
+	return err ? -err : unwritten ? unwritten : fsync_err;
+}
+
 /* ---- background writer ---- */
 
 static void *writer_thread(void *arg)

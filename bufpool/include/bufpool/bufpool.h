@@ -148,6 +148,19 @@ struct bp_config {
 	 * enum bp_log_level. */
 	void (*log)(void *log_arg, int level, const char *msg);
 	void *log_arg;              /* passed to log as is */
+	/* The write-ahead-log rule (NULL = no log).  Before the pool writes a
+	 * page whose LSN (bp_mark_dirty_lsn) is above the durable LSN it
+	 * knows, whoever writes it (eviction, the background writer,
+	 * bp_flush, bp_checkpoint), it calls flush_log(arg, lsn, &durable):
+	 * make the log durable up to at least lsn, set *durable to the LSN it
+	 * is now durable up to (>= lsn), return 0; or return a negative errno,
+	 * and the page is not written (it stays dirty; the error is reported
+	 * as a write error: by bp_flush, bp_checkpoint, bp_close).  Called
+	 * from the pool's I/O threads, possibly several at once; it must not
+	 * call into the pool.  The engine's own log flushes can be reported
+	 * with bp_log_durable, so that the pool does not ask again. */
+	int (*flush_log)(void *flush_log_arg, uint64_t lsn, uint64_t *durable);
+	void *flush_log_arg;
 };
 
 /* Levels of bp_config.log, most severe first (new levels may be added, so
@@ -258,6 +271,17 @@ uint64_t bp_frame_pageno(const struct bp_frame *frame);
  * call are what gets written, by the next write-back of the page or, at
  * the latest, by a bp_flush that starts after this call returns. */
 int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame);
+/* bp_mark_dirty for an engine with a log: also raises the frame's page LSN
+ * to lsn (it never goes down) and, if the page was clean, records lsn as
+ * its oldest unwritten change (bp_oldest_dirty_lsn, bp_checkpoint).  Call
+ * it with the exclusive latch held, after logging the change and
+ * modifying the page; lsn 0 is refused (-EINVAL: 0 means "none").  Once a
+ * write of the page succeeds, the page is clean and its oldest change is
+ * forgotten.  Pages dirtied with plain bp_mark_dirty have no LSN: the
+ * write-ahead rule and the checkpoint do not see them. */
+int bp_mark_dirty_lsn(struct bp_pool *pool, struct bp_frame *frame, uint64_t lsn);
+/* The page LSN of a pinned frame (0: none since it was read). */
+uint64_t bp_frame_lsn(const struct bp_frame *frame);
 
 /* ---- Content latches ---------------------------------------------------------- */
 
@@ -313,6 +337,29 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
  * Except: a failed write whose error went to a concurrent bp_flush or
  * bp_evict_page (reported once). */
 int bp_flush(struct bp_pool *pool);
+/* The engine's log is durable up to lsn (it flushed it itself, as a group
+ * commit does): pages with an LSN up to there are written without calling
+ * flush_log.  The pool keeps the highest value it was told.  0, -EINVAL. */
+int bp_log_durable(struct bp_pool *pool, uint64_t lsn);
+/* The oldest change (bp_mark_dirty_lsn) not yet written, over every dirty
+ * page; UINT64_MAX if none.  A scan of the frames: a snapshot, which a
+ * concurrent bp_mark_dirty_lsn may make stale at once. */
+uint64_t bp_oldest_dirty_lsn(struct bp_pool *pool);
+/* A fuzzy checkpoint: write every page whose oldest unwritten change is at
+ * or below upto, wait for those writes, fsync, and set *redo_lsn to where
+ * recovery must start replaying the log: min(upto, the oldest unwritten
+ * change left, measured after the writes, so a page dirtied meanwhile is
+ * counted).  Pages with later changes, and their readers and writers, are
+ * not touched or waited for; it waits for the shared latch of a page it
+ * writes, as bp_flush does, so do not call it holding a latch on such a
+ * page.  Returns 0, the first write error (including a flush_log failure;
+ * *redo_lsn is still set, and covers the page left dirty), -EAGAIN as
+ * bp_flush, or the fsync error (sticky, as bp_flush's).  A read-only pool
+ * writes nothing: 0 and min(upto, oldest).  -EINVAL for NULL arguments.
+ * 0 means: every change below *redo_lsn is in a page on disk (written,
+ * then fsync returned 0), so a recovery that replays the log from
+ * *redo_lsn misses nothing. */
+int bp_checkpoint(struct bp_pool *pool, uint64_t upto, uint64_t *redo_lsn);
 /* 0 while the pool can still claim durability; once an fsync of its file
  * has failed, that fsync's negative errno, for the rest of the pool's life
  * (a sticky failed state, as PostgreSQL's since 2018: pages written before
@@ -394,6 +441,9 @@ struct bp_stats {
 	uint64_t write_errors;
 	uint64_t fsync_errors;
 	uint64_t checksum_errors; /* reads whose page failed its checksum (-EBADMSG) */
+	uint64_t log_flushes;     /* flush_log calls (the write-ahead rule) */
+	uint64_t durable_lsn;     /* the highest LSN the log is known durable up to */
+	uint64_t oldest_dirty_lsn;/* bp_oldest_dirty_lsn at the snapshot; 0: none */
 	int durability_err;       /* bp_durability_err: 0, or the sticky
 				   * negative errno of the first failed fsync */
 	uint64_t faults_injected;
