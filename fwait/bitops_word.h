@@ -118,7 +118,7 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 
 	fw_waiter_init(&w, word, (int)bit, exclusive);
 	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_waits, 1);
+	FW_STAT(b, slow_waits, 1);
 	for (;;) {
 		/* Re-checked after every wake: a lock can be taken, and an
 		 * event bit such as WRITEBACK set again, before we run.
@@ -136,8 +136,8 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 			/* Woken as the oldest, and a running thread took the
 			 * bit first: back to the head of the key, keeping our
 			 * place and our age (first_ns), one race lost. */
-			fw_stat_add(&b->stats.spurious, 1);
-			fw_stat_add(&b->stats.lost_races, 1);
+			FW_STAT(b, spurious, 1);
+			FW_STAT(b, lost_races, 1);
 			w.steals++;
 			fw_enqueue_head(b, &w);
 			/* Now due, or are holds long?  Then the next unlock
@@ -147,14 +147,14 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 				atomic_store_explicit(&b->handing, true, memory_order_relaxed);
 		} else {
 			if (woken)
-				fw_stat_add(&b->stats.spurious, 1);
+				FW_STAT(b, spurious, 1);
 			fw_enqueue(b, &w);
 		}
 
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);
 		if (state == FW_TIMEDOUT) {
-			fw_stat_add(&b->stats.timeouts, 1);
+			FW_STAT(b, timeouts, 1);
 			FW_LOCAL(tidy_waiters_bit)(b, word);
 			pthread_mutex_unlock(&b->lock);
 			rc = -ETIMEDOUT;
@@ -175,7 +175,7 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 				(exclusive ? FW_API(trylock)(word, bit) == 0 :
 					     !FW_API(test)(word, bit));
 			if (!done) {
-				fw_stat_add(&b->stats.timeouts, 1);
+				FW_STAT(b, timeouts, 1);
 				rc = -ETIMEDOUT;
 			} else if (exclusive) {
 				hold_begin(t, word, bit);
@@ -248,7 +248,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 	bool measured = !t->strict && hold_end(word, bit, &hold);
 
 	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_wakes, 1);
+	FW_STAT(b, slow_wakes, 1);
 	if (measured)
 		fw_hold_vote(t, b, hold);
 	bool others;
@@ -260,9 +260,9 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 		if (!t->strict) /* relaxed: a hint for spinners, internal.h */
 			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
 		if (walked)
-			fw_stat_add(&b->stats.foreign, walked);
+			FW_STAT(b, foreign, walked);
 		fw_choose(b, &l, w);
-		fw_stat_add(&b->stats.handoffs, 1);
+		FW_STAT(b, handoffs, 1);
 		/* W is exact under the bucket lock (see tidy_waiters_bit). */
 		if (!others)
 			atomic_fetch_and_explicit(word, ~FW_W_MASK, memory_order_relaxed);
@@ -323,7 +323,7 @@ int FW_API(unlock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 
 	struct fw_wake_list woken = { 0 };
 	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_wakes, 1);
+	FW_STAT(b, slow_wakes, 1);
 	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &woken);
 	FW_LOCAL(tidy_waiters_bit)(b, word);
 	pthread_mutex_unlock(&b->lock);
@@ -372,7 +372,7 @@ int FW_API(clear)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 	struct fw_bucket *b = fw_bucket_of(t, word);
 	struct fw_wake_list l = { 0 };
 	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_wakes, 1);
+	FW_STAT(b, slow_wakes, 1);
 	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &l);
 	FW_LOCAL(tidy_waiters_bit)(b, word);
 	pthread_mutex_unlock(&b->lock);

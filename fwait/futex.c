@@ -65,9 +65,9 @@ static void futex_wake(struct fw_bucket *b, uint32_t *uaddr, uint32_t bitset, in
 {
 	long woken = fw_sys_futex(uaddr, FUTEX_WAKE_BITSET, (uint32_t)n, NULL, bitset);
 
-	fw_stat_add(&b->stats.slow_wakes, 1);
+	FW_STAT(b, slow_wakes, 1);
 	if (woken > 0)
-		fw_stat_add(&b->stats.wakeups, (uint64_t)woken);
+		FW_STAT(b, wakeups, (uint64_t)woken);
 }
 
 /* 32-bit words: the futex word is the word.  _Atomic uint32_t has the

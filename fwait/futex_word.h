@@ -29,15 +29,15 @@ static int FW_LOCAL(futex_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word,
 				 const struct timespec *deadline)
 {
 	struct fw_bucket *b = fw_bucket_of(t, word);
-	uint64_t start = util_now_ns();
+	uint64_t start = b->stats_on ? util_now_ns() : 0;
 
-	fw_stat_add(&b->stats.waits, 1);
+	FW_STAT(b, waits, 1);
 	long r = fw_sys_futex(FW_HALF(word, m), FUTEX_WAIT_BITSET, FW_HALF_VAL(seen, m),
 			   deadline, FW_HALF_MASK(m));
 	int err = r == 0 ? 0 : errno;
-	fw_hist_record(t, b, util_now_ns() - start);
+	fw_hist_since(t, b, start);
 	if (err == ETIMEDOUT) {
-		fw_stat_add(&b->stats.timeouts, 1);
+		FW_STAT(b, timeouts, 1);
 		return -ETIMEDOUT;
 	}
 	return err == 0 ? 0 : -EAGAIN;
@@ -89,7 +89,7 @@ int FW_FUTEX(wait)(struct fwait_table *t, _Atomic FW_WORD_T *word, FW_WORD_T m,
 		if (!FW_LOCAL(announce)(word, &v))
 			continue;
 		if (woken)
-			fw_stat_add(&fw_bucket_of(t, word)->stats.spurious, 1);
+			FW_STAT(fw_bucket_of(t, word), spurious, 1);
 		int rc = FW_LOCAL(futex_sleep)(t, word, v, m, deadline);
 		if (rc == -ETIMEDOUT)
 			return rc;

@@ -158,6 +158,7 @@ struct fw_bucket {
 	 * (fw_hold_vote); guarded by lock.  It saturates both ways, so a long
 	 * run of either kind is forgotten in a few samples of the other. */
 	uint8_t hold_vote;
+	bool stats_on;                 /* !fwait_config.stats_off; set at creation */
 	struct fw_bucket_stats stats;
 };
 
@@ -195,8 +196,20 @@ long fw_sys_futex(uint32_t *uaddr, int op, uint32_t val,
 #endif
 
 /* ---- stats.c (layer 2) ---- */
-void fw_stat_add(_Atomic uint64_t *c, uint64_t n);
-void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns);
+/* Count n in bucket b's counter F (struct fw_bucket_stats), unless the
+ * table's statistics are off (fwait_config.stats_off): then nothing is
+ * written.  Inline, so a counted event costs one relaxed RMW on a line
+ * the caller already holds (the bucket's), and an uncounted one a test of
+ * a flag on that line. */
+#define FW_STAT(b, F, n) fw_stat_add((b), &(b)->stats.F, (n))
+static inline void fw_stat_add(const struct fw_bucket *b, _Atomic uint64_t *c, uint64_t n)
+{
+	if (b->stats_on)
+		atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+/* Record in the wait histogram the time since since_ns (a clock read),
+ * unless statistics are off (then no clock read either). */
+void fw_hist_since(struct fwait_table *t, const struct fw_bucket *b, uint64_t since_ns);
 
 /* ---- park.c (layer 3): queueing, sleeping, waking ---- */
 /* Fills in w and points it at the calling thread's parker (set up on the

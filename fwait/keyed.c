@@ -22,6 +22,10 @@
  * safe for the same reason queueing at all is: ready() and the enqueue are
  * under the bucket lock that fwait_wake takes.
  *
+ * FWAIT_PRECHECK calls ready() once before all of this, without the lock:
+ * a true answer returns at once (it claims nothing fwait guards), a false
+ * one changes nothing, as the locked check after the announce decides.
+ *
  * A wake with nobody to wake skips the bucket lock.  Each bucket counts the
  * threads inside fwait_wait on it (nkeyed).  The pairing is Dekker's, as in
  * folly's ParkingLot (numWaiters):
@@ -55,9 +59,14 @@ static void leave(struct fw_bucket *b)
 int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
 {
-	if (t == NULL || key == NULL || ready == NULL || (flags & ~FWAIT_EXCLUSIVE) ||
-	    !fwait_deadline_valid(deadline))
+	if (t == NULL || key == NULL || ready == NULL ||
+	    (flags & ~(FWAIT_EXCLUSIVE | FWAIT_PRECHECK)) || !fwait_deadline_valid(deadline))
 		return -EINVAL;
+	/* The caller's fast path (fwait.h): an unlocked look that can only
+	 * say "no need to wait"; a false answer is re-checked under the lock
+	 * below, after the Dekker announce, like any first check. */
+	if ((flags & FWAIT_PRECHECK) && ready(arg))
+		return 0;
 
 	bool exclusive = flags & FWAIT_EXCLUSIVE;
 	struct fw_bucket *b = fw_bucket_of(t, key);
@@ -67,7 +76,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 
 	fw_waiter_init(&w, key, FW_GENERIC_BIT, exclusive);
 	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_waits, 1);
+	FW_STAT(b, slow_waits, 1);
 	/* seq_cst RMW and fence before the first ready(): the waiter's half of
 	 * the Dekker pair with fwait_wake's fence (design note). */
 	atomic_fetch_add_explicit(&b->nkeyed, 1, memory_order_seq_cst);
@@ -76,12 +85,12 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 		if (ready(arg))
 			break;
 		if (woken)
-			fw_stat_add(&b->stats.spurious, 1);
+			FW_STAT(b, spurious, 1);
 		if (woken && exclusive && t->policy != FWAIT_WAKE_ALL &&
 		    t->policy != FWAIT_BROADCAST && !t->strict) {
 			/* FAIR: woken as the oldest exclusive waiter and the
 			 * condition was taken first: keep our place. */
-			fw_stat_add(&b->stats.lost_races, 1);
+			FW_STAT(b, lost_races, 1);
 			w.steals++;
 			fw_enqueue_head(b, &w);
 		} else {
@@ -93,7 +102,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 		if (state == FW_TIMEDOUT) {
 			/* Not woken.  One last look, under the lock. */
 			if (!ready(arg)) {
-				fw_stat_add(&b->stats.timeouts, 1);
+				FW_STAT(b, timeouts, 1);
 				rc = -ETIMEDOUT;
 			}
 			break;
@@ -105,7 +114,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 			struct fw_wake_list l = { 0 };
 			pthread_mutex_lock(&b->lock);
 			if (!ready(arg)) {
-				fw_stat_add(&b->stats.timeouts, 1);
+				FW_STAT(b, timeouts, 1);
 				rc = -ETIMEDOUT;
 				struct fw_waiter *next = exclusive ?
 					fw_first_exclusive(b, key, FW_GENERIC_BIT, NULL, NULL) : NULL;
@@ -140,7 +149,7 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 			return 0;
 	}
 	pthread_mutex_lock(&b->lock);
-	fw_stat_add(&b->stats.slow_wakes, 1);
+	FW_STAT(b, slow_wakes, 1);
 	fw_collect(t, b, key, FW_GENERIC_BIT,
 		   t->policy == FWAIT_WAKE_ALL ? FWAIT_ALL : nr, &l);
 	pthread_mutex_unlock(&b->lock);

@@ -271,8 +271,9 @@ static void link_waiter(struct fw_bucket *b, struct fw_waiter *w, bool at_head)
 		w->first_ns = w->since_ns;
 
 	b->depth++;
-	fw_stat_add(&b->stats.waits, 1);
-	if (b->depth > atomic_load_explicit(&b->stats.max_depth, memory_order_relaxed))
+	FW_STAT(b, waits, 1);
+	if (b->stats_on &&
+	    b->depth > atomic_load_explicit(&b->stats.max_depth, memory_order_relaxed))
 		atomic_store_explicit(&b->stats.max_depth, b->depth, memory_order_relaxed);
 }
 
@@ -366,7 +367,7 @@ void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w)
 		l->first = w;
 	l->last = w;
 	l->count++;
-	fw_stat_add(&b->stats.wakeups, 1);
+	FW_STAT(b, wakeups, 1);
 }
 
 /* Choose, oldest first, every non-exclusive waiter of the group headed by h
@@ -410,7 +411,7 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 	if (h)
 		choose_from_group(b, h, &nr_exclusive, l);
 	if (foreign)
-		fw_stat_add(&b->stats.foreign, foreign);
+		FW_STAT(b, foreign, foreign);
 }
 
 struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit,
@@ -443,7 +444,7 @@ struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int b
 	if (walked)
 		*walked = foreign;
 	else if (found && foreign)
-		fw_stat_add(&b->stats.foreign, foreign);
+		FW_STAT(b, foreign, foreign);
 	return found;
 }
 
@@ -489,6 +490,6 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	state = pk_wait(pk, NULL);
 	*raced = true;
 out:
-	fw_hist_record(t, b, util_now_ns() - w->since_ns);
+	fw_hist_since(t, b, w->since_ns);
 	return state;
 }

@@ -21,15 +21,14 @@
 #include <errno.h>
 #include <string.h>
 
-void fw_stat_add(_Atomic uint64_t *c, uint64_t n)
+void fw_hist_since(struct fwait_table *t, const struct fw_bucket *b, uint64_t since_ns)
 {
-	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
-}
-
-void fw_hist_record(struct fwait_table *t, const struct fw_bucket *b, uint64_t ns)
-{
+	if (!b->stats_on)
+		return; /* and no clock read */
+	uint64_t ns = util_now_ns() - since_ns;
 	unsigned shard = (unsigned)(b - t->buckets) % FW_HIST_SHARDS;
-	fw_stat_add(&t->hist[shard].count[util_log2_bucket(ns, FWAIT_HIST_BUCKETS)], 1);
+	atomic_fetch_add_explicit(&t->hist[shard].count[util_log2_bucket(ns, FWAIT_HIST_BUCKETS)],
+				  1, memory_order_relaxed);
 }
 
 static uint64_t rd(const _Atomic uint64_t *c)

@@ -97,6 +97,8 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 		ANNOTATE_BENIGN_RACE_SIZED(&t->buckets[i].stats, sizeof(t->buckets[i].stats),
 					   "fwait statistics");
 	ANNOTATE_BENIGN_RACE_SIZED(t->hist, sizeof(t->hist), "fwait wait-time histogram");
+	for (uint32_t i = 0; i < n; i++)
+		t->buckets[i].stats_on = !cfg->stats_off;
 	t->policy = cfg->policy;
 	/* Fairness settings matter only to WAKE_ONE's lock bits and exclusive
 	 * keyed waits (bitops.c, keyed.c); zero fields take the defaults. */

@@ -502,6 +502,125 @@ START_TEST(wake_without_waiters_skips_the_lock)
 }
 END_TEST
 
+/* ---- FWAIT_PRECHECK: a condition that already holds takes no lock ------ */
+
+START_TEST(precheck_skips_the_lock)
+{
+	struct fwait_config cfg = { .nbuckets = 1 };
+	struct fwait_table *t;
+	struct fwait_stats st;
+	static int key;
+	_Atomic bool open = true;
+	ck_assert_int_eq(fwait_table_create(&t, &cfg), 0);
+	struct flag_waiter w = { .t = t, .key = &key, .open = &open };
+
+	/* Holds already: with the flag, one unlocked call and no lock. */
+	ck_assert_int_eq(fwait_wait(t, &key, FWAIT_PRECHECK | FWAIT_EXCLUSIVE, flag_ready, &w, NULL), 0);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_waits, 0);
+	ck_assert_uint_eq(atomic_load(&w.calls), 1);
+	/* Without it, the lock is taken for the same answer. */
+	ck_assert_int_eq(fwait_wait(t, &key, FWAIT_EXCLUSIVE, flag_ready, &w, NULL), 0);
+	fwait_stats_get(t, &st);
+	ck_assert_uint_eq(st.slow_waits, 1);
+
+	/* Does not hold yet: the precheck decides nothing; the waiter parks,
+	 * is woken by a wake after the condition was set, and returns. */
+	atomic_store(&open, false);
+	atomic_store(&w.calls, 0);
+	w.flags = FWAIT_PRECHECK | FWAIT_EXCLUSIVE;
+	pthread_t tid;
+	th_spawn(&tid, flag_waiter_main, &w);
+	ck_assert(th_wait_parked(t, 1, TH_DEADLINE_MS));
+	atomic_store(&open, true);
+	ck_assert_int_eq(fwait_wake(t, &key, 1), 1);
+	th_join_all(&tid, 1, TH_DEADLINE_MS, "prechecking waiter", t);
+	ck_assert_int_eq(w.rc, 0);
+	ck_assert_uint_ge(atomic_load(&w.calls), 3); /* unlocked, locked, after the wake */
+	ck_assert_int_eq(fwait_wait(t, &key, 4u, flag_ready, &w, NULL), -EINVAL);
+	fwait_table_destroy(t);
+}
+END_TEST
+
+/* ---- an abandoned exclusive wake is passed on --------------------------- */
+
+/* A lock in the caller's own word, waited for with keyed waits and woken
+ * one at a time (nr = 1), whose waiters, once woken, often leave without
+ * taking it (the operation restarts elsewhere, and counts as done): each
+ * then passes the wake on with fwait_wake(key, 1), as fwait.h says.
+ * Without the pass, a wake goes to a waiter that leaves, possibly for good
+ * (its last operation), and the others sleep with the lock free: the
+ * bounded join catches that (checked by hand: with the pass removed, a run
+ * of this test strands waiters); the counter checks mutual exclusion. */
+struct abandon_lock {
+	struct fwait_table *t;
+	_Atomic uint32_t word;    /* 1: held */
+	uint64_t counter;         /* guarded by word */
+	_Atomic uint64_t abandoned, acquired;
+};
+
+static bool looks_free(void *arg)
+{
+	return atomic_load(&((struct abandon_lock *)arg)->word) == 0;
+}
+
+struct abandoner {
+	struct abandon_lock *l;
+	unsigned id, iters;
+};
+
+static void *abandoner_main(void *arg)
+{
+	struct abandoner *a = arg;
+	struct abandon_lock *l = a->l;
+	uint64_t rng = util_rand_seed(7, a->id);
+	for (unsigned i = 0; i < a->iters;) {
+		uint32_t free_ = 0;
+		if (atomic_compare_exchange_strong(&l->word, &free_, 1)) {
+			l->counter++;
+			atomic_fetch_add(&l->acquired, 1);
+			i++;
+			if (i % 2 == 0)
+				sched_yield(); /* hold it a while: others queue */
+			atomic_store(&l->word, 0);
+			fwait_wake(l->t, &l->word, 1);
+			continue;
+		}
+		fwait_wait(l->t, &l->word, FWAIT_EXCLUSIVE, looks_free, l, NULL);
+		if (util_rand_next(&rng) % 2 == 0) {
+			/* Woken for a free lock, but leaving without it: pass
+			 * the wake to the next exclusive waiter. */
+			atomic_fetch_add(&l->abandoned, 1);
+			fwait_wake(l->t, &l->word, 1);
+			i++;
+		}
+	}
+	return NULL;
+}
+
+START_TEST(abandoned_wakes_are_passed_on)
+{
+	unsigned n = th_scaled(64, 16), iters = th_sanitized() ? 100 : 400;
+	struct abandon_lock l = { .t = th_table_for(_i, 2) };
+	struct abandoner *as = calloc(n, sizeof(*as));
+	pthread_t *tids = calloc(n, sizeof(*tids));
+	ck_assert(as && tids);
+	for (unsigned k = 0; k < n; k++) {
+		as[k] = (struct abandoner){ &l, k, iters };
+		th_spawn(&tids[k], abandoner_main, &as[k]);
+	}
+	th_join_all(tids, n, TH_DEADLINE_MS, "waiters that abandon their wakes", l.t);
+	ck_assert_uint_eq(l.counter, atomic_load(&l.acquired));
+	ck_assert_uint_eq(atomic_load(&l.acquired) + atomic_load(&l.abandoned), (uint64_t)n * iters);
+	ck_assert_uint_eq(atomic_load(&l.word), 0);
+	ck_assert_uint_eq(th_parked(l.t), 0);
+	ck_assert_uint_gt(atomic_load(&l.abandoned), 0);
+	fwait_table_destroy(l.t);
+	free(as);
+	free(tids);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-keyed");
@@ -514,6 +633,8 @@ int main(void)
 	tcase_add_test(tc, exclusive_wake_survives_timeout_race);
 	tcase_add_loop_test(tc, semaphore_no_lost_wake, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, wake_without_waiters_skips_the_lock, 0, FWAIT_POLICY_COUNT);
+	tcase_add_test(tc, precheck_skips_the_lock);
+	tcase_add_loop_test(tc, abandoned_wakes_are_passed_on, 0, TH_NPOLICIES);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

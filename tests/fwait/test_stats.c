@@ -164,6 +164,38 @@ START_TEST(handoff_chain_counts)
 }
 END_TEST
 
+/* stats_off: the same handoff chain works, and nothing is counted (loop
+ * index: strict handoff, the default fair mode). */
+START_TEST(stats_off_counts_nothing)
+{
+	struct fwait_config cfg = { .nbuckets = 1, .stats_off = true,
+				    .handoff = _i == 0 ? FWAIT_HANDOFF_STRICT : FWAIT_HANDOFF_FAIR };
+	struct fwait_table *t;
+	ck_assert_int_eq(fwait_table_create(&t, &cfg), 0);
+	_Atomic uint32_t word = 0;
+	struct chain_waiter ws[N];
+	pthread_t tids[N];
+	struct fwait_stats st;
+
+	ck_assert_int_eq(fwait_bit_trylock(&word, 2), 0);
+	for (unsigned i = 0; i < N; i++) {
+		ws[i] = (struct chain_waiter){ .t = t, .word = &word };
+		th_spawn(&tids[i], chain_waiter_main, &ws[i]);
+		ck_assert(th_wait_parked(t, i + 1, TH_DEADLINE_MS));
+	}
+	ck_assert_int_eq(fwait_bit_unlock(t, &word, 2), 0);
+	th_join_all(tids, N, TH_DEADLINE_MS, "chain without statistics", t);
+	for (unsigned i = 0; i < N; i++)
+		ck_assert_int_eq(ws[i].rc, 0);
+	ck_assert_uint_eq(atomic_load(&word), 0);
+	fwait_stats_get(t, &st);
+	assert_counters_zero(&st);
+	ck_assert_uint_eq(hist_sum(&st, 0), 0);
+	ck_assert_uint_eq(st.nbuckets, 1);
+	fwait_table_destroy(t);
+}
+END_TEST
+
 static bool always_ready(void *arg)
 {
 	(void)arg;
@@ -284,6 +316,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fresh_table_and_sizes);
 	tcase_add_test(tc, handoff_chain_counts);
+	tcase_add_loop_test(tc, stats_off_counts_nothing, 0, 2);
 	tcase_add_test(tc, slow_waits_counts_lock_taken_without_sleep);
 	tcase_add_loop_test(tc, timed_out_wait_lands_in_histogram, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, histogram_matches_waits_after_contention, 0, TH_NPOLICIES);

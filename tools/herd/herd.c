@@ -36,6 +36,8 @@ static const struct herd_variant all_variants[] = {
 	/* wake-one without the handoff for long holds: what it saves. */
 	{ "wake-one-novote", HERD_FWAIT,
 	  { .policy = FWAIT_WAKE_ONE, .handoff_hold_ns = FWAIT_HANDOFF_HOLD_OFF } },
+	/* wake-one counting nothing: what the statistics cost. */
+	{ "wake-one-nostats", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE, .stats_off = true } },
 	{ "percond", HERD_PERCOND, { 0 } },
 	{ "mutex", HERD_MUTEX, { 0 } },
 };

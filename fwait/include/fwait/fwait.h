@@ -229,6 +229,11 @@ struct fwait_config {
 	 * hold) and spinners queue at once.  0 = FWAIT_HANDOFF_HOLD_NS_DEFAULT,
 	 * FWAIT_HANDOFF_HOLD_OFF = never. */
 	uint32_t handoff_hold_ns;
+	/* true: keep no statistics (fwait_stats_get reads zeros, the
+	 * histogram stays empty): no counter RMW and no clock read for the
+	 * histogram on any path.  What they cost when on: docs/benchmarks.md,
+	 * "Statistics on and off". */
+	bool stats_off;
 };
 
 struct fwait_table;
@@ -348,6 +353,14 @@ bool fwait_bit64_test(const fwait_atomic_u64 *word, unsigned bit);
 /* ---- Generic keyed waits (wait_event_filtered) --------------------------- */
 
 #define FWAIT_EXCLUSIVE 1u /* flag: exclusive waiter (woken one at a time) */
+/* flag: call ready(arg) once before taking the bucket lock, and return 0 at
+ * once if it is true (no lock, no statistics: the fast path of a wait whose
+ * condition often already holds).  That first call runs without the bucket
+ * lock, so concurrently with other threads' ready() calls and with wakers:
+ * ready() must be safe for that (atomics only, as a lock word's check is),
+ * and a false answer decides nothing: fwait_wait then proceeds as without
+ * the flag, and only the check under the lock decides to sleep. */
+#define FWAIT_PRECHECK 2u
 
 /* Called with the bucket lock held: return true to stop waiting.  Because it
  * runs under the same lock fwait_wake takes, a waker that makes the condition
@@ -366,7 +379,15 @@ typedef bool (*fwait_ready_fn)(void *arg);
  * re-queues at the head of its key (it keeps its place; stats.lost_races);
  * otherwise it re-queues at the tail.  fwait cannot hand the caller's
  * resource over, so keyed waits have no handoff and never spin.  0 orders what
- * that true ready() call saw (see fwait_ready_fn), and nothing more. */
+ * that true ready() call saw (see fwait_ready_fn; with FWAIT_PRECHECK it may
+ * be the unlocked first call, which orders only what its own loads
+ * acquire), and nothing more.
+ * Passing a wake on: an exclusive waiter that returns 0 but then does not
+ * take what it was woken for (an optimistic reader that restarts, a page
+ * that was evicted meanwhile) must call fwait_wake(t, key, 1) before it
+ * goes, as Linux's abort_exclusive_wait does for a woken waiter that
+ * leaves; otherwise, with nr = 1, the next exclusive waiter is not woken.
+ * A pass that turns out unneeded costs that waiter one spurious wakeup. */
 int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline);
 /* Wake every non-exclusive waiter of key and up to nr exclusive ones (oldest
