@@ -56,7 +56,7 @@ START_TEST(bad_bit_word_table)
 	ck_assert_int_eq(fwait_wait(NULL, &key, 0, yes, NULL, NULL), -EINVAL);
 	ck_assert_int_eq(fwait_wait(t, NULL, 0, yes, NULL, NULL), -EINVAL);
 	ck_assert_int_eq(fwait_wait(t, &key, 0, NULL, NULL, NULL), -EINVAL);
-	ck_assert_int_eq(fwait_wait(t, &key, 2, yes, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(fwait_wait(t, &key, 4, yes, NULL, NULL), -EINVAL);
 	ck_assert_int_eq(fwait_wait(t, &key, FWAIT_EXCLUSIVE | 0x80, yes, NULL, NULL), -EINVAL);
 	ck_assert_int_eq(fwait_wait(t, &key, ~0u, yes, NULL, NULL), -EINVAL);
 	ck_assert_int_eq(fwait_wait(t, &key, FWAIT_EXCLUSIVE, yes, NULL, NULL), 0);

@@ -163,7 +163,7 @@ static void policy_rows(enum fwait_policy pol)
 	EXPECT_EQ("wait: NULL table", fwait_wait(NULL, &key, 0, yes, NULL, NULL), -EINVAL);
 	EXPECT_EQ("wait: NULL key", fwait_wait(t, NULL, 0, yes, NULL, NULL), -EINVAL);
 	EXPECT_EQ("wait: NULL ready", fwait_wait(t, &key, 0, NULL, NULL, NULL), -EINVAL);
-	EXPECT_EQ("wait: unknown flag 2", fwait_wait(t, &key, 2, never, NULL, NULL), -EINVAL);
+	EXPECT_EQ("wait: unknown flag 4", fwait_wait(t, &key, 4, never, NULL, NULL), -EINVAL);
 	EXPECT_EQ("wait: unknown flags ~0", fwait_wait(t, &key, ~0u, never, NULL, NULL), -EINVAL);
 	EXPECT_EQ("wake: NULL table", fwait_wake(NULL, &key, 1), -EINVAL);
 	EXPECT_EQ("wake: NULL key", fwait_wake(t, NULL, 1), -EINVAL);
