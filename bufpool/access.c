@@ -86,19 +86,21 @@ static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 	return 0;
 }
 
-static void readahead(struct bp_pool *p, uint64_t pageno)
+/* Read ahead the pages after pageno of file (tags of its id). */
+static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
 {
-	/* npages: acquire/release pair with grow_npages and bp_new_page so a
+	/* npages: acquire/release pair with grow_npages and new_page so a
 	 * page count, once seen, is never older than a page we saw created. */
-	uint64_t npages = atomic_load_explicit(&p->npages, memory_order_acquire);
+	uint64_t npages = atomic_load_explicit(&file->npages, memory_order_acquire);
 	uint64_t q = pageno + 1;
 	for (; q <= pageno + p->readahead && q < npages; q++) {
-		if (bp_pt_contains(p, q))
+		uint64_t tag = bp_tag(file->id, q);
+		if (bp_pt_contains(p, tag))
 			continue;
 		struct bp_frame *f, *g;
 		if (bp_claim_frame(p, BP_CLAIM_NOWAIT, NULL, &f) < 0)
 			break;
-		int r = bp_pt_insert_or_pin(p, f, q, &g);
+		int r = bp_pt_insert_or_pin(p, f, tag, &g);
 		if (r != 0) { /* resident after all */
 			bp_free_claimed(p, f);
 			if (r > 0)
@@ -107,56 +109,63 @@ static void readahead(struct bp_pool *p, uint64_t pageno)
 		}
 		bp_count(p, BP_C_READS);
 		bp_count(p, BP_C_READAHEADS);
-		bp_io_submit(p, f, BP_IO_READ, q);
+		bp_io_submit(p, f, BP_IO_READ, tag);
 		bp_unpin(p, f); /* LOCKED keeps it from eviction until read */
 	}
-	atomic_store_explicit(&p->last_miss, q - 1, memory_order_relaxed);
+	atomic_store_explicit(&file->last_miss, q - 1, memory_order_relaxed);
 }
 
-static void grow_npages(struct bp_pool *p, uint64_t pageno)
+static void grow_npages(struct bp_file *file, uint64_t pageno)
 {
-	uint64_t n = atomic_load_explicit(&p->npages, memory_order_relaxed);
+	uint64_t n = atomic_load_explicit(&file->npages, memory_order_relaxed);
 	/* release: pairs with the acquire loads of npages in get_page and
 	 * readahead, so a thread that sees the larger count also sees the
 	 * created page's mapping published before it. */
 	while (n <= pageno &&
-	       !atomic_compare_exchange_weak_explicit(&p->npages, &n, pageno + 1,
+	       !atomic_compare_exchange_weak_explicit(&file->npages, &n, pageno + 1,
 			memory_order_release, memory_order_relaxed))
 		;
 }
 
-static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
+static bool read_only(const struct bp_pool *p, const struct bp_file *file)
+{
+	return ((p->flags | file->flags) & BP_OPEN_READONLY) != 0;
+}
+
+static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		    const struct timespec *deadline, bool timed, struct bp_frame **out)
 {
-	if (!p || !out || (flags & ~BP_GET_FLAGS))
+	if (!file || !out || (flags & ~BP_GET_FLAGS))
 		return -EINVAL;
 	if (!fwait_deadline_valid(deadline))
 		return -EINVAL; /* checked up front: it is only used once every frame is pinned */
-	if (pageno > p->max_pageno)
+	if (pageno > file->max_pageno)
 		return -EFBIG;
+	struct bp_pool *p = file->pool;
+	uint64_t tag = bp_tag(file->id, pageno);
 	for (;;) {
 		struct bp_frame *f, *g;
-		int r = bp_pt_lookup_pin(p, pageno, &f);
+		int r = bp_pt_lookup_pin(p, tag, &f);
 		if (r == 0)
-			return finish_get(p, f, pageno, false, out);
+			return finish_get(p, f, tag, false, out);
 		if (r == -EAGAIN)
 			return r; /* resident, but at the pin limit */
-		/* acquire: pairs with grow_npages / bp_new_page (see readahead). */
-		bool create = pageno >= atomic_load_explicit(&p->npages, memory_order_acquire);
+		/* acquire: pairs with grow_npages / new_page (see readahead). */
+		bool create = pageno >= atomic_load_explicit(&file->npages, memory_order_acquire);
 		if (create && !(flags & BP_GET_CREATE))
 			return -ENXIO;
-		if (create && (p->flags & BP_OPEN_READONLY))
+		if (create && read_only(p, file))
 			return -EROFS;
 		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, deadline, &f);
 		if (r < 0) {
 			/* The frames may have been taken by concurrent misses on
 			 * this very page: one last look. */
-			if (bp_pt_lookup_pin(p, pageno, &f) == 0)
-				return finish_get(p, f, pageno, false, out);
+			if (bp_pt_lookup_pin(p, tag, &f) == 0)
+				return finish_get(p, f, tag, false, out);
 			bp_count(p, BP_C_BUSY);
 			return r;
 		}
-		r = bp_pt_insert_or_pin(p, f, pageno, &g);
+		r = bp_pt_insert_or_pin(p, f, tag, &g);
 		if (r != 0) { /* lost the race: use theirs */
 			bp_free_claimed(p, f);
 			if (r < 0)
@@ -169,13 +178,13 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 		 * been created (and even written and evicted) meanwhile.  If
 		 * it is still past the end, nobody can have written it: a page
 		 * only comes below npages while its creator holds its mapping
-		 * (here, or bp_new_page's CAS), or as a hole made by a create
+		 * (here, or new_page's CAS), or as a hole made by a create
 		 * further on, and a hole is zeros until someone maps it, which
 		 * now only we can. */
-		create = pageno >= atomic_load_explicit(&p->npages, memory_order_acquire);
+		create = pageno >= atomic_load_explicit(&file->npages, memory_order_acquire);
 		if (create) {
 			memset(f->data, 0, p->page_size);
-			grow_npages(p, pageno);
+			grow_npages(file, pageno);
 			bp_count(p, BP_C_CREATES);
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
 						 memory_order_relaxed);
@@ -186,46 +195,58 @@ static int get_page(struct bp_pool *p, uint64_t pageno, unsigned flags,
 		}
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
 		bp_count(p, BP_C_READS);
-		bp_io_submit(p, f, BP_IO_READ, pageno);
+		bp_io_submit(p, f, BP_IO_READ, tag);
 		if (p->readahead && !(flags & BP_GET_NOREADAHEAD)) {
-			uint64_t last = atomic_load_explicit(&p->last_miss, memory_order_relaxed);
+			uint64_t last = atomic_load_explicit(&file->last_miss, memory_order_relaxed);
 			if (last + 1 == pageno)
-				readahead(p, pageno);
+				readahead(p, file, pageno);
 			else
-				atomic_store_explicit(&p->last_miss, pageno, memory_order_relaxed);
+				atomic_store_explicit(&file->last_miss, pageno, memory_order_relaxed);
 		}
-		return finish_get(p, f, pageno, true, out);
+		return finish_get(p, f, tag, true, out);
 	}
 }
 
 int bp_get(struct bp_pool *pool, uint64_t pageno, unsigned flags, struct bp_frame **frame)
 {
-	return get_page(pool, pageno, flags, NULL, false, frame);
+	return get_page(bp_file0(pool), pageno, flags, NULL, false, frame);
 }
 
 int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
 		 const struct timespec *deadline, struct bp_frame **frame)
 {
-	return get_page(pool, pageno, flags, deadline, true, frame);
+	return get_page(bp_file0(pool), pageno, flags, deadline, true, frame);
 }
 
-/* bp_new_page found n mapped (f pinned): someone else is creating it or it
+int bp_file_get(struct bp_file *file, uint64_t pageno, unsigned flags, struct bp_frame **frame)
+{
+	return get_page(file, pageno, flags, NULL, false, frame);
+}
+
+int bp_file_get_timed(struct bp_file *file, uint64_t pageno, unsigned flags,
+		      const struct timespec *deadline, struct bp_frame **frame)
+{
+	return get_page(file, pageno, flags, deadline, true, frame);
+}
+
+/* new_page found n mapped (f pinned): someone else is creating it or it
  * already exists.  If npages has not moved past n yet, its creator holds it
- * LOCKED until it has (get_page grows npages before unlocking, bp_new_page
+ * LOCKED until it has (get_page grows npages before unlocking, new_page
  * CASes it): wait for that rather than spin, then let the caller retry. */
-static void wait_created(struct bp_pool *p, struct bp_frame *f, uint64_t n)
+static void wait_created(struct bp_pool *p, struct bp_file *file, struct bp_frame *f, uint64_t n)
 {
 	/* acquire: pairs with the creator's release update of npages. */
-	if (atomic_load_explicit(&p->npages, memory_order_acquire) <= n)
+	if (atomic_load_explicit(&file->npages, memory_order_acquire) <= n)
 		fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
 	bp_unpin(p, f);
 }
 
-int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
+static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame)
 {
-	if (!pool || !pageno || !frame)
+	if (!file || !pageno || !frame)
 		return -EINVAL;
-	if (pool->flags & BP_OPEN_READONLY)
+	struct bp_pool *pool = file->pool;
+	if (read_only(pool, file))
 		return -EROFS;
 	/* Claim the frame before choosing the number: page n becomes visible
 	 * (n < bp_page_count) only once it is mapped here, LOCKED, so a bp_get
@@ -242,14 +263,15 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 		/* acquire: pairs with the release updates of npages, so if n
 		 * was created and evicted we see its mapping gone only after
 		 * npages moved past it (then the CAS below fails). */
-		uint64_t n = atomic_load_explicit(&pool->npages, memory_order_acquire);
-		if (n > pool->max_pageno) {
+		uint64_t n = atomic_load_explicit(&file->npages, memory_order_acquire);
+		if (n > file->max_pageno) {
 			bp_free_claimed(pool, f);
 			return -EFBIG;
 		}
-		r = bp_pt_insert_or_pin(pool, f, n, &g);
+		uint64_t tag = bp_tag(file->id, n);
+		r = bp_pt_insert_or_pin(pool, f, tag, &g);
 		if (r > 0) {
-			wait_created(pool, g, n);
+			wait_created(pool, file, g, n);
 			r = 0; /* f is still ours, unmapped: try the next number */
 			continue;
 		}
@@ -262,7 +284,7 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 		 * the mapping (made under the partition lock) before the count;
 		 * acquire on failure pairs with whoever moved it. */
 		uint64_t expect = n;
-		if (atomic_compare_exchange_strong_explicit(&pool->npages, &expect, n + 1,
+		if (atomic_compare_exchange_strong_explicit(&file->npages, &expect, n + 1,
 				memory_order_acq_rel, memory_order_acquire)) {
 			memset(f->data, 0, pool->page_size);
 			bp_count(pool, BP_C_MISSES);
@@ -280,10 +302,20 @@ int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 		 * would (whoever waits on f gets the file's page), leave it
 		 * unpinned like readahead, and start over with a new frame. */
 		bp_count(pool, BP_C_READS);
-		bp_io_submit(pool, f, BP_IO_READ, n);
+		bp_io_submit(pool, f, BP_IO_READ, tag);
 		bp_unpin(pool, f); /* LOCKED keeps it from eviction until read */
 		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
 	}
+}
+
+int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
+{
+	return new_page(bp_file0(pool), pageno, frame);
+}
+
+int bp_file_new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame)
+{
+	return new_page(file, pageno, frame);
 }
 
 int bp_release(struct bp_pool *pool, struct bp_frame *frame)
@@ -300,7 +332,18 @@ void *bp_data(const struct bp_frame *frame)
 
 uint64_t bp_frame_pageno(const struct bp_frame *frame)
 {
-	return frame ? atomic_load_explicit(&frame->pageno, memory_order_relaxed) : BP_NO_PAGE;
+	if (!frame)
+		return BP_NO_PAGE;
+	uint64_t tag = atomic_load_explicit(&frame->pageno, memory_order_relaxed);
+	return tag == BP_NO_PAGE ? tag : bp_tag_page(tag);
+}
+
+uint32_t bp_frame_file_id(const struct bp_frame *frame)
+{
+	if (!frame)
+		return UINT32_MAX;
+	uint64_t tag = atomic_load_explicit(&frame->pageno, memory_order_relaxed);
+	return tag == BP_NO_PAGE ? UINT32_MAX : bp_tag_file(tag);
 }
 
 int bp_mark_dirty_lsn(struct bp_pool *pool, struct bp_frame *frame, uint64_t lsn)
@@ -330,13 +373,15 @@ int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame)
 {
 	if (!bp_frame_valid(pool, frame))
 		return -EINVAL;
-	if (pool->flags & BP_OPEN_READONLY)
-		return -EROFS;
 	/* Acquire pairs with the write completion's release clear of
 	 * WRITEBACK: the write has read the page before we re-dirty it. */
 	uint32_t s = atomic_load_explicit(&frame->state, memory_order_acquire);
 	if (!bp_pins(s))
 		return -EINVAL;
+	/* Pinned: its tag is a page of an open file. */
+	if (read_only(pool, bp_file_of(pool, atomic_load_explicit(&frame->pageno,
+								   memory_order_relaxed))))
+		return -EROFS;
 	if (s & BP_F_WRITEBACK)
 		bp_wait_writeback(pool, frame, NULL);
 	/* Release pairs with the writer's acquire CAS that clears DIRTY and

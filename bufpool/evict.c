@@ -45,7 +45,9 @@
 #define CLOCK_MAX_ROUNDS 16
 #define TRANSIENT_WAIT_NS (50u * 1000u * 1000u) /* bound on one wait for a busy frame */
 
-bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref)
+/* Take frame f, mapped to pageno, for reuse if no state bit in busy is set,
+ * no pin is held and its latch is idle (see bp_try_evict). */
+static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uint32_t busy)
 {
 	struct bp_partition *part = bp_part_of(p, pageno);
 	pthread_rwlock_wrlock(&part->lock);
@@ -64,7 +66,6 @@ bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool i
 		pthread_rwlock_unlock(&part->lock);
 		return false;
 	}
-	uint32_t busy = BP_F_LOCKED | BP_F_WRITEBACK | BP_F_DIRTY | (ignore_ref ? 0 : BP_F_REFERENCED);
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	for (;;) {
 		if (bp_pins(s) || (s & busy)) {
@@ -86,6 +87,42 @@ bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool i
 		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
 	bp_count(p, BP_C_EVICTIONS);
 	return true;
+}
+
+bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref)
+{
+	return try_take(p, f, pageno, BP_F_LOCKED | BP_F_WRITEBACK | BP_F_DIRTY |
+					(ignore_ref ? 0 : BP_F_REFERENCED));
+}
+
+int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
+{
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		struct bp_frame *f = &p->frames[i];
+		for (;;) {
+			uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+			if (tag == BP_NO_PAGE || bp_tag_file(tag) != file || bp_tag_page(tag) < from)
+				break;
+			/* A read (readahead's) or a write in flight ends by
+			 * itself; then take the frame, dirty or not: its page is
+			 * being dropped, not written. */
+			fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
+			bp_wait_writeback(p, f, NULL);
+			if (try_take(p, f, tag, BP_F_LOCKED | BP_F_WRITEBACK)) {
+				bp_free_claimed(p, f);
+				break;
+			}
+			/* Acquire pairs with the release of the last unpin.
+			 * Pinned, or latched with no pin (a caller's misuse,
+			 * which try_take refuses): the caller broke the
+			 * contract, so say so rather than wait for it. */
+			if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) ||
+			    !bp_latch_idle(f))
+				return -EBUSY;
+			/* else: an I/O began in the window; look again */
+		}
+	}
+	return 0;
 }
 
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f)
@@ -248,6 +285,8 @@ int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
 {
 	if (!pool)
 		return -EINVAL;
+	if (pageno > BP_TAG_PAGE_MASK)
+		return -ENOENT; /* no page of file 0 (and no other file's tag) */
 	struct bp_frame *f;
 	int r = bp_pt_lookup_pin(pool, pageno, &f);
 	if (r < 0)

@@ -12,6 +12,7 @@
  *
  *   L  file          holds                                  calls
  *   1  account.c     sharded counters, wait histograms      -
+ *   1  log.c         bp_log, the one message formatter      -
  *   2  frame.c       pins, unpin wake, accounted bit waits  account
  *   3  pagemem.c     page memory: jemalloc arena or system  -
  *   3  pagetable.c   partitioned hash pageno -> frame       -
@@ -25,9 +26,13 @@
  *                                                           account
  *   7  access.c      bp_get, bp_new_page, bp_release,       evict io pagetable
  *                    bp_mark_dirty, readahead               frame account
- *   8  pool.c        bp_open/close/discard, accessors       writeback io fault
- *                                                           pagemem frame
- *   9  stats.c       bp_stats_get/reset, frame walks,       latch
+ *   7  file.c        files: open, close, discard, truncate  evict writeback io
+ *                    (drop their pages), accessors          frame log
+ *   8  pool.c        bp_open/close/discard, accessors       file writeback io
+ *                                                           fault pagemem frame
+ *                                                           log
+ *   9  stats.c       bp_stats_get/reset, frame walks,       pool latch
+ *                                                           writeback
  *                    bp_frames_hottest, bp_flags_format
  *  10  statsprint.c  bp_stats_print (through util/emitter)  -
  *
@@ -89,6 +94,53 @@
 #define BP_MAX_IO_THREADS 64u
 
 enum bp_io_op { BP_IO_READ = 0, BP_IO_WRITE = 1 };
+
+/* Files in a pool.  A frame's tag (bp_frame.pageno, the page table's key,
+ * the I/O request's pageno) is (file id << 48) | page number, so the page
+ * table, eviction and the frames know one 64-bit key and never the file;
+ * only access.c (which file's page count), io.c (which descriptor, which
+ * offset) and the reports split it.  File 0 is the one bp_open opens;
+ * BP_NO_PAGE (all ones) is no tag, as id 0xffff is never given out. */
+#define BP_TAG_FILE_SHIFT 48
+#define BP_TAG_PAGE_MASK ((UINT64_C(1) << BP_TAG_FILE_SHIFT) - 1)
+#define BP_MAX_FILES 4096u
+
+static inline uint64_t bp_tag(uint32_t file, uint64_t pageno)
+{
+	return ((uint64_t)file << BP_TAG_FILE_SHIFT) | pageno;
+}
+
+static inline uint32_t bp_tag_file(uint64_t tag)
+{
+	return (uint32_t)(tag >> BP_TAG_FILE_SHIFT);
+}
+
+static inline uint64_t bp_tag_page(uint64_t tag)
+{
+	return tag & BP_TAG_PAGE_MASK;
+}
+
+/* One open file.  Set up by bp_open (file 0) or bp_file_open and read-only
+ * after that but for the atomics; freed by bp_file_close/discard or with
+ * the pool, once none of its pages is in a frame and no I/O of it runs. */
+struct bp_file {
+	struct bp_pool *pool;
+	uint32_t id;
+	int fd;
+	unsigned flags;               /* BP_OPEN_READONLY, as opened */
+	uint64_t max_pageno;          /* largest page number: fits off_t and the tag */
+	_Atomic uint64_t npages;      /* pages in the file, including created ones */
+	_Atomic uint64_t last_miss;   /* readahead: end of the last sequential miss */
+	/* The errno of the file's first failed fsync, 0 before one: sticky for
+	 * the file's life (bp_durability_err).  Written and read by
+	 * bp_io_fsync under fsync_lock, which also serialises the file's
+	 * fsyncs (the kernel reports a lost write-back to one fsync of a
+	 * file, so two at once could see 0 and the error; io.c says why that
+	 * matters).  Atomic only for the readers without the lock (relaxed: a
+	 * report, it orders nothing). */
+	_Atomic int fsync_failed;
+	pthread_mutex_t fsync_lock;
+};
 
 struct bp_frame;
 
@@ -212,7 +264,6 @@ struct bp_writer {
 };
 
 struct bp_pool {
-	int fd;
 	unsigned flags;
 	uint32_t page_size;
 	unsigned page_shift;
@@ -220,7 +271,6 @@ struct bp_pool {
 	unsigned readahead;
 	uint32_t io_latency_us;
 	unsigned writer_interval_ms;
-	uint64_t max_pageno;      /* largest page number whose offset fits off_t */
 	void (*log)(void *log_arg, int level, const char *msg); /* bp_config.log */
 	void *log_arg;
 
@@ -237,19 +287,15 @@ struct bp_pool {
 	unsigned nbuckets;        /* power of two; bucket b belongs to partition b & (npart-1) */
 	unsigned bucket_shift;    /* 64 - log2(nbuckets) */
 
-	_Atomic uint64_t npages;      /* pages in the file, including created ones */
+	/* The open files by id (files[0]: bp_open's).  A slot is published
+	 * with a release store once the file is set up and cleared once it is
+	 * gone; readers (the I/O threads, the tag's users) load it with
+	 * acquire.  files_lock serialises opening and closing (which id is
+	 * free, the flush of every file). */
+	_Atomic(struct bp_file *) files[BP_MAX_FILES];
+	pthread_mutex_t files_lock;
 	_Atomic uint64_t clock_hand;
-	_Atomic uint64_t last_miss;   /* readahead: end of the last sequential miss */
 	_Atomic int write_err;        /* first write error since the last bp_flush */
-	/* The errno of the first failed fsync, 0 before one: sticky for the
-	 * pool's life (bp_durability_err).  Written and read by bp_io_fsync
-	 * under fsync_lock, which also serialises the fsyncs themselves (the
-	 * kernel reports a lost write-back to one fsync of a file, so two
-	 * at once could see 0 and the error; io.c says why that matters).
-	 * Atomic only for bp_durability_err and the statistics, which read
-	 * it without the lock (relaxed: a report, it orders nothing). */
-	_Atomic int fsync_failed;
-	pthread_mutex_t fsync_lock;
 	/* The write-ahead-log rule (io.c): the callback, and the highest LSN
 	 * the log is known durable up to (raised with a CAS loop by the
 	 * callback's answers and bp_log_durable; relaxed: only compared). */
@@ -263,6 +309,20 @@ struct bp_pool {
 	struct bp_fault_state fault;
 	struct bp_writer writer;
 };
+
+/* The file of a valid tag (one a frame or request holds): open while any of
+ * its pages is in a frame.  Acquire pairs with the release that published
+ * the slot (pool.c), so the file's fields are set up. */
+static inline struct bp_file *bp_file_of(struct bp_pool *p, uint64_t tag)
+{
+	return atomic_load_explicit(&p->files[bp_tag_file(tag)], memory_order_acquire);
+}
+
+/* The pool's file 0 (bp_open's), or NULL for a NULL pool. */
+static inline struct bp_file *bp_file0(struct bp_pool *p)
+{
+	return p ? atomic_load_explicit(&p->files[0], memory_order_acquire) : NULL;
+}
 
 /* ---- helpers ---- */
 
@@ -287,6 +347,10 @@ static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t pageno
 }
 
 /* ---- the files' entry points, bottom layer first ---- */
+
+/* log.c (layer 1): a message to the embedder's callback (or nowhere). */
+__attribute__((format(printf, 4, 5)))
+void bp_log(void (*log)(void *, int, const char *), void *arg, int level, const char *fmt, ...);
 
 /* account.c (layer 1) */
 /* Count one event c, in the calling CPU's shard (account.c). */
@@ -351,8 +415,14 @@ int bp_io_start(struct bp_pool *p);
 int bp_io_spawn(struct bp_pool *p, unsigned n);
 void bp_io_stop(struct bp_pool *p);
 void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
-/* fsync through the fault injector; 0 or negative errno. */
+/* fsync every open file through the fault injector; 0 or the first sticky
+ * negative errno (a file's failed fsync, this one or an earlier one). */
 int bp_io_fsync(struct bp_pool *p);
+/* The same for one file. */
+int bp_io_fsync_file(struct bp_pool *p, struct bp_file *file);
+/* Set up and tear down a file's fsync state (bp_io_fsync_file). */
+int bp_io_file_init(struct bp_file *file);
+void bp_io_file_destroy(struct bp_file *file);
 
 /* writeback.c (layer 5) */
 enum bp_wb_mode { BP_WB_TRY = 0, BP_WB_WAIT };
@@ -377,6 +447,18 @@ void bp_free_claimed(struct bp_pool *p, struct bp_frame *f);
 /* Evict mapped frame f if it is still pageno, unpinned, clean, unlocked;
  * on success the frame is claimed (LOCKED | one pin, unmapped). */
 bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref);
+/* Drop every page of file id at or past page from out of the pool without
+ * writing it (dirty or not); waits for its I/O in flight.  -EBUSY if one is
+ * pinned (the caller checked before; a pin now breaks its contract). */
+int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from);
+
+/* file.c (layer 7) */
+/* Open path as a new file of p (the lowest free id: 0 for bp_open's) with
+ * BP_OPEN_CREATE/TRUNCATE/READONLY of flags (and the pool's O_DIRECT),
+ * and publish it.  0, -EMFILE (BP_MAX_FILES open), -ENOMEM, -errno. */
+int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp_file **out);
+/* Unpublish, close and free a file none of whose pages is in a frame. */
+void bp_file_teardown(struct bp_pool *p, struct bp_file *file);
 
 /* access.c (7), pool.c (8), stats.c (9) and statsprint.c (10) define only
  * the public API (bufpool.h). */

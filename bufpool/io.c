@@ -39,8 +39,8 @@
  * pages the kernel had accepted from us (Linux marks them clean and reports
  * the error to one fsync of the file), and nothing we hold tells us which,
  * so from then on the pool can no longer claim durability.  Its errno is
- * kept in pool.fsync_failed for the pool's life and returned by every later
- * fsync, whatever the kernel says (PostgreSQL's answer: since 2018 it
+ * kept in the file's fsync_failed for its life and returned by every later
+ * fsync of it, whatever the kernel says (PostgreSQL's answer: since 2018 it
  * refuses to go on after a failed fsync).  The fsyncs are serialised under
  * fsync_lock, with the error recorded before the lock is dropped: without
  * it, two flushes could fsync at once, the kernel report the lost write-back
@@ -48,8 +48,9 @@
  * first set it, returning 0 for pages that may be gone.
  *
  * Guards: io_engine.lock protects head/tail/stop; the condvar wakes idle
- * I/O threads (an engine queue, not a per-frame wait).  fsync_lock
- * serialises bp_io_fsync and guards the writes of fsync_failed.
+ * I/O threads (an engine queue, not a per-frame wait).  A file's
+ * fsync_lock serialises its fsyncs and guards the writes of its
+ * fsync_failed; bp_io_fsync walks the files under the pool's files_lock.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -67,16 +68,18 @@ static void sleep_us(uint64_t us)
 		;
 }
 
-/* Transfer the whole page; 0, or positive errno (EIO for a short transfer). */
-static int transfer(struct bp_pool *p, enum bp_io_op op, unsigned char *buf, uint64_t pageno,
+/* Transfer the whole page of tag (its file's descriptor, its page's
+ * offset); 0, or positive errno (EIO for a short transfer). */
+static int transfer(struct bp_pool *p, enum bp_io_op op, unsigned char *buf, uint64_t tag,
 		    size_t len)
 {
-	off_t off = (off_t)(pageno << p->page_shift);
+	int fd = bp_file_of(p, tag)->fd;
+	off_t off = (off_t)(bp_tag_page(tag) << p->page_shift);
 	size_t done = 0;
 	while (done < len) {
 		ssize_t n = op == BP_IO_READ
-			? pread(p->fd, buf + done, len - done, off + (off_t)done)
-			: pwrite(p->fd, buf + done, len - done, off + (off_t)done);
+			? pread(fd, buf + done, len - done, off + (off_t)done)
+			: pwrite(fd, buf + done, len - done, off + (off_t)done);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -197,8 +200,9 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 		sleep_us(p->io_latency_us);
 	int err = 0;
 	uint64_t delay = 0;
+	/* The fault filter's page numbers are a file's own (each file's). */
 	enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
-						r->pageno, &err, &delay);
+						bp_tag_page(r->pageno), &err, &delay);
 	if (delay)
 		sleep_us(delay);
 	if (a == BP_FA_FAIL)
@@ -208,7 +212,8 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 		/* The page is stable (WRITEBACK keeps exclusive latchers out)
 		 * and may be read meanwhile: copy it, seal the copy. */
 		memcpy(th->bounce, buf, p->page_size);
-		put_le32(trailer(p, th->bounce), page_checksum(p, th->bounce, r->pageno));
+		put_le32(trailer(p, th->bounce),
+			 page_checksum(p, th->bounce, bp_tag_page(r->pageno)));
 		buf = th->bounce;
 	}
 	if (a == BP_FA_SHORT) {
@@ -218,7 +223,7 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 	}
 	err = transfer(p, r->op, buf, r->pageno, p->page_size);
 	if (!err && th->bounce && r->op == BP_IO_READ)
-		err = verify(p, buf, r->pageno);
+		err = verify(p, buf, bp_tag_page(r->pageno));
 	return err;
 }
 
@@ -297,16 +302,27 @@ void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint6
 	pthread_mutex_unlock(&e->lock);
 }
 
-int bp_io_fsync(struct bp_pool *p)
+int bp_io_file_init(struct bp_file *file)
+{
+	atomic_init(&file->fsync_failed, 0);
+	return pthread_mutex_init(&file->fsync_lock, NULL) ? -ENOMEM : 0;
+}
+
+void bp_io_file_destroy(struct bp_file *file)
+{
+	pthread_mutex_destroy(&file->fsync_lock);
+}
+
+int bp_io_fsync_file(struct bp_pool *p, struct bp_file *file)
 {
 	int err = 0;
 	uint64_t delay = 0;
-	pthread_mutex_lock(&p->fsync_lock);
+	pthread_mutex_lock(&file->fsync_lock);
 	enum bp_fault_action a = bp_fault_check(p, BP_FAULT_FSYNC, 0, &err, &delay);
 	if (delay)
 		sleep_us(delay);
 	bp_count(p, BP_C_FSYNCS);
-	if (a == BP_FA_NONE && fsync(p->fd) < 0)
+	if (a == BP_FA_NONE && fsync(file->fd) < 0)
 		err = errno;
 	else if (a == BP_FA_SHORT)
 		err = EIO;
@@ -314,14 +330,32 @@ int bp_io_fsync(struct bp_pool *p)
 		bp_count(p, BP_C_FSYNC_ERRORS);
 		/* The first failure is the one kept (relaxed: fsync_lock
 		 * orders it for the fsyncs; see the design note). */
-		if (!atomic_load_explicit(&p->fsync_failed, memory_order_relaxed))
-			atomic_store_explicit(&p->fsync_failed, err, memory_order_relaxed);
+		if (!atomic_load_explicit(&file->fsync_failed, memory_order_relaxed))
+			atomic_store_explicit(&file->fsync_failed, err, memory_order_relaxed);
 	}
 	/* Sticky: once an fsync failed, this one's success proves nothing
 	 * about the pages written before that failure. */
-	int sticky = atomic_load_explicit(&p->fsync_failed, memory_order_relaxed);
-	pthread_mutex_unlock(&p->fsync_lock);
+	int sticky = atomic_load_explicit(&file->fsync_failed, memory_order_relaxed);
+	pthread_mutex_unlock(&file->fsync_lock);
 	return -sticky;
+}
+
+int bp_io_fsync(struct bp_pool *p)
+{
+	/* Under files_lock: no file opens or closes while we go through them
+	 * (a flush's fsync of every file), and each fsync is the file's own. */
+	int first = 0;
+	pthread_mutex_lock(&p->files_lock);
+	for (uint32_t i = 0; i < BP_MAX_FILES; i++) {
+		struct bp_file *file = atomic_load_explicit(&p->files[i], memory_order_acquire);
+		if (!file || (file->flags & BP_OPEN_READONLY))
+			continue;
+		int r = bp_io_fsync_file(p, file);
+		if (r && !first)
+			first = r;
+	}
+	pthread_mutex_unlock(&p->files_lock);
+	return first;
 }
 
 int bp_io_start(struct bp_pool *p)
@@ -336,12 +370,6 @@ int bp_io_start(struct bp_pool *p)
 		pthread_mutex_destroy(&e->lock);
 		return -ENOMEM;
 	}
-	if (pthread_mutex_init(&p->fsync_lock, NULL)) {
-		pthread_cond_destroy(&e->cond);
-		pthread_mutex_destroy(&e->lock);
-		return -ENOMEM;
-	}
-	atomic_init(&p->fsync_failed, 0);
 	return 0;
 }
 
@@ -382,5 +410,4 @@ void bp_io_stop(struct bp_pool *p)
 	e->nthreads = 0;
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
-	pthread_mutex_destroy(&p->fsync_lock);
 }

@@ -1,8 +1,8 @@
 /*
  * pool.c - bp_open / bp_close and the small accessors.
  *
- * Layer 8 (pool): calls only writeback.c, io.c, fault.c, pagemem.c and
- * frame.c.
+ * Layer 8 (pool): calls only file.c, writeback.c, io.c, fault.c,
+ * pagemem.c, frame.c and log.c.
  *
  * Design note
  * -----------
@@ -44,25 +44,6 @@ static unsigned log2u(uint64_t v)
 	return n;
 }
 
-/* The one place the library formats a message: into a bounded stack buffer
- * (a longer message is cut, never allocated for: this also runs when
- * memory is short), then to the embedder's callback, if any, on the
- * calling thread.  log and arg are those of the bp_config, or of the pool
- * that copied them.  If another file ever needs it, declare it in
- * internal.h rather than writing a second one. */
-__attribute__((format(printf, 4, 5)))
-static void bp_log(void (*log)(void *, int, const char *), void *arg, int level,
-		   const char *fmt, ...)
-{
-	if (!log)
-		return;
-	char msg[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	log(arg, level, msg);
-}
 
 #define CFG_ERR(cfg, ...) bp_log((cfg)->log, (cfg)->log_arg, BP_LOG_ERROR, __VA_ARGS__)
 
@@ -190,8 +171,13 @@ static void pool_destroy(struct bp_pool *p, int stage)
 	free(p->heads);
 	fwait_table_destroy(p->wt); /* NULL (not built yet) is a no-op */
 	free_memory(p);
-	if (p->fd >= 0)
-		close(p->fd);
+	/* Last: no frame, I/O thread or writer is left to use a file. */
+	for (uint32_t i = 0; i < BP_MAX_FILES; i++) {
+		struct bp_file *file = atomic_load_explicit(&p->files[i], memory_order_relaxed);
+		if (file)
+			bp_file_teardown(p, file);
+	}
+	pthread_mutex_destroy(&p->files_lock);
 	free(p);
 }
 
@@ -206,7 +192,10 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	struct bp_pool *p = calloc(1, sizeof(*p));
 	if (!p)
 		return -ENOMEM;
-	p->fd = -1;
+	if (pthread_mutex_init(&p->files_lock, NULL)) {
+		free(p);
+		return -ENOMEM;
+	}
 	p->flags = cfg->flags;
 	p->page_size = page_size;
 	p->page_shift = log2u(page_size);
@@ -216,14 +205,12 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	p->io_latency_us = cfg->io_latency_us;
 	p->writer_interval_ms = cfg->writer_interval_ms ? cfg->writer_interval_ms
 							: BP_WRITER_INTERVAL_MS_DEFAULT;
-	p->max_pageno = ((uint64_t)INT64_MAX >> p->page_shift) - 1;
 	p->log = cfg->log;
 	p->log_arg = cfg->log_arg;
 	p->flush_log = cfg->flush_log;
 	p->flush_log_arg = cfg->flush_log_arg;
 	atomic_init(&p->durable_lsn, 0);
 	atomic_init(&p->clock_hand, 0);
-	atomic_init(&p->last_miss, BP_NO_PAGE - 1);
 	atomic_init(&p->write_err, 0);
 	atomic_init(&p->unpin_seq, 0);
 	atomic_init(&p->frame_waiters, 0);
@@ -239,22 +226,12 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 		return r;
 	}
 
-	int oflags = (cfg->flags & BP_OPEN_READONLY) ? O_RDONLY : O_RDWR;
-	oflags |= O_CLOEXEC;
-	if (cfg->flags & BP_OPEN_CREATE)
-		oflags |= O_CREAT;
-	if (cfg->flags & BP_OPEN_TRUNCATE)
-		oflags |= O_TRUNC;
-	if (cfg->flags & BP_OPEN_DIRECT)
-		oflags |= O_DIRECT;
-	p->fd = open(cfg->path, oflags, 0644);
-	struct stat st;
-	if (p->fd < 0 || fstat(p->fd, &st) < 0) {
-		r = -errno;
+	/* File 0, the pool's first (bp_pool_file). */
+	struct bp_file *main_file;
+	if ((r = bp_file_setup(p, cfg->path, cfg->flags, &main_file)) < 0) {
 		pool_destroy(p, 0);
 		return r;
 	}
-	atomic_init(&p->npages, (uint64_t)st.st_size >> p->page_shift);
 
 	int stage = 0;
 	if ((r = alloc_memory(p)) < 0)
@@ -387,8 +364,14 @@ int bp_durability_err(const struct bp_pool *pool)
 	if (!pool)
 		return -EINVAL;
 	/* Relaxed: a report (bufpool.h); io.c's fsync_lock orders the fsyncs. */
-	return -atomic_load_explicit(&((struct bp_pool *)pool)->fsync_failed,
-				     memory_order_relaxed);
+	for (uint32_t i = 0; i < BP_MAX_FILES; i++) {
+		struct bp_file *file = atomic_load_explicit(&((struct bp_pool *)pool)->files[i],
+							    memory_order_acquire);
+		int r = file ? bp_file_durability_err(file) : 0;
+		if (r)
+			return r;
+	}
+	return 0;
 }
 
 struct fwait_table *bp_fwait_table(struct bp_pool *pool)
@@ -415,6 +398,5 @@ uint32_t bp_nframes(const struct bp_pool *pool)
 
 uint64_t bp_page_count(const struct bp_pool *pool)
 {
-	/* Acquire pairs with the release updates of npages (access.c). */
-	return pool ? atomic_load_explicit(&((struct bp_pool *)pool)->npages, memory_order_acquire) : 0;
+	return pool ? bp_file_page_count(bp_file0((struct bp_pool *)pool)) : 0;
 }

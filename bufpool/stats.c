@@ -3,7 +3,7 @@
  * and wait histograms (kept by account.c), and the per-frame views
  * (bp_frames_walk, bp_frames_hottest, bp_flags_format).
  *
- * Layer 9 (stats): calls only latch.c and writeback.c.
+ * Layer 9 (stats): calls only pool.c, latch.c and writeback.c.
  *
  * Design note
  * -----------
@@ -44,7 +44,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->policy = fwait_table_policy(pool->wt);
 	out->jemalloc_arena = pool->arena;
 	out->pool_bytes = pool->pages_bytes + pool->frames_bytes;
-	out->file_pages = atomic_load_explicit(&pool->npages, memory_order_relaxed);
+	out->file_pages = atomic_load_explicit(&bp_file0(pool)->npages, memory_order_relaxed);
 	uint64_t c[BP_C_COUNT] = { 0 };
 	for (unsigned i = 0; i < pool->npart; i++) {
 		struct bp_counters *ctr = &pool->parts[i].ctr;
@@ -74,8 +74,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->durable_lsn = atomic_load_explicit(&pool->durable_lsn, memory_order_relaxed);
 	uint64_t oldest = bp_oldest_dirty_lsn(pool);
 	out->oldest_dirty_lsn = oldest == UINT64_MAX ? 0 : oldest;
-	/* Relaxed, as bp_durability_err: a report. */
-	out->durability_err = -atomic_load_explicit(&pool->fsync_failed, memory_order_relaxed);
+	out->durability_err = bp_durability_err(pool);
 	out->faults_injected = c[BP_C_FAULTS];
 	out->busy = c[BP_C_BUSY];
 	for (uint32_t i = 0; i < pool->nframes; i++) {
@@ -121,7 +120,9 @@ static void frame_info(struct bp_frame *f, struct bp_frame_info *info)
 {
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	info->frame = f->index;
-	info->pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	info->pageno = tag == BP_NO_PAGE ? tag : bp_tag_page(tag);
+	info->file = tag == BP_NO_PAGE ? 0 : bp_tag_file(tag);
 	info->flags = s & BP_FLAGS_MASK;
 	info->pins = bp_pins(s);
 	info->usage = (s & BP_F_REFERENCED) ? 1 : 0;

@@ -360,8 +360,8 @@ uint64_t bp_oldest_dirty_lsn(struct bp_pool *pool);
  * then fsync returned 0), so a recovery that replays the log from
  * *redo_lsn misses nothing. */
 int bp_checkpoint(struct bp_pool *pool, uint64_t upto, uint64_t *redo_lsn);
-/* 0 while the pool can still claim durability; once an fsync of its file
- * has failed, that fsync's negative errno, for the rest of the pool's life
+/* 0 while the pool can still claim durability; once an fsync of one of its
+ * files has failed, that fsync's negative errno, while that file is open
  * (a sticky failed state, as PostgreSQL's since 2018: pages written before
  * the failure may be lost on disk though the pool holds them clean).  The
  * pool stays usable for reads and writes, but bp_flush and bp_close
@@ -490,6 +490,7 @@ int bp_stats_print(const struct bp_stats *s, bp_write_cb *write, void *arg,
 struct bp_frame_info {
 	uint32_t frame;          /* index */
 	uint64_t pageno;         /* BP_NO_PAGE if unmapped */
+	uint32_t file;           /* bp_file_id of its file (0: bp_open's) */
 	uint32_t flags;          /* BP_F_* bits of the state word */
 	uint32_t pins;
 	uint32_t usage;          /* 1 if BP_REFERENCED */
@@ -519,6 +520,62 @@ uint32_t bp_page_size(const struct bp_pool *pool);   /* 0 for NULL */
 uint32_t bp_data_size(const struct bp_pool *pool);
 uint32_t bp_nframes(const struct bp_pool *pool);     /* 0 for NULL */
 uint64_t bp_page_count(const struct bp_pool *pool);  /* pages in the file (incl. created) */
+
+/* ---- Files: many per pool --------------------------------------------------- */
+
+/* A pool serves any number of files (up to 4095 besides bp_open's): one
+ * memory budget, one set of I/O threads and one wait table for all, a page
+ * being (file, page number) in the page table, the frames and the reports
+ * (PostgreSQL's buffer tag).  bp_open's file is the pool's file 0, and
+ * every call above that takes a page number means a page of it. */
+struct bp_file;
+
+/* Open path as another file of the pool.  flags: BP_OPEN_CREATE,
+ * BP_OPEN_TRUNCATE, BP_OPEN_READONLY (as bp_open's; the pool's
+ * BP_OPEN_DIRECT and BP_OPEN_CHECKSUMS apply to every file).  *out is set
+ * on success only.  -EINVAL (NULL, empty path, other flags, read-only with
+ * create/truncate), -EROFS (a read-only pool), -EMFILE (4096 files open),
+ * -ENOMEM, or the open/fstat errno.  Not to be called concurrently with
+ * bp_close of the pool. */
+int bp_file_open(struct bp_file **out, struct bp_pool *pool, const char *path, unsigned flags);
+/* Write the file's dirty pages, wait, fsync it, drop its pages from the
+ * pool and close it.  Freed only on 0.  -EBUSY (changes nothing, logs the
+ * page) if a page of it is pinned; a write or fsync error (logged): the
+ * file stays open, its unwritten pages dirty; after a failed fsync no
+ * close can succeed (sticky, as bp_flush's): give up with
+ * bp_file_discard.  -EINVAL for NULL or the pool's file 0 (bp_close closes
+ * that).  No thread may use the file meanwhile or after. */
+int bp_file_close(struct bp_file *file);
+/* Drop the file's pages without writing them (dirty pages are lost), and
+ * close it: for a file being deleted, or after a failed bp_file_close.
+ * 0, -EBUSY (a page pinned), -EINVAL (NULL, file 0). */
+int bp_file_discard(struct bp_file *file);
+/* Truncate the file to npages pages: its pages from npages on are dropped
+ * from the pool without being written (PostgreSQL's DropRelationBuffers,
+ * then ftruncate), and its page count becomes npages.  For truncating or
+ * emptying a relation (npages = 0).  0, -EBUSY (one of those pages is
+ * pinned: nothing dropped), -EROFS, -EFBIG, -EINVAL, or ftruncate's
+ * errno.  The caller must not use those pages meanwhile. */
+int bp_file_truncate(struct bp_file *file, uint64_t npages);
+/* The file bp_open opened (file 0); NULL for NULL. */
+struct bp_file *bp_pool_file(struct bp_pool *pool);
+/* bp_get, bp_get_timed and bp_new_page on a page of file (same rules,
+ * errors and ordering; -EROFS for a read-only file). */
+int bp_file_get(struct bp_file *file, uint64_t pageno, unsigned flags, struct bp_frame **frame);
+int bp_file_get_timed(struct bp_file *file, uint64_t pageno, unsigned flags,
+		      const struct timespec *deadline, struct bp_frame **frame);
+int bp_file_new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame);
+/* Pages in the file, including created ones; 0 for NULL. */
+uint64_t bp_file_page_count(const struct bp_file *file);
+/* The file's id in the pool (0 for bp_open's), as bp_frame_info.file and
+ * bp_frame_file_id show it; UINT32_MAX for NULL.  An id is reused once its
+ * file is closed. */
+uint32_t bp_file_id(const struct bp_file *file);
+/* The id of the file whose page a pinned frame holds; UINT32_MAX for NULL. */
+uint32_t bp_frame_file_id(const struct bp_frame *frame);
+/* bp_durability_err for one file: 0, or its first failed fsync's negative
+ * errno, until it is closed.  -EINVAL for NULL. */
+int bp_file_durability_err(const struct bp_file *file);
 
 #pragma GCC visibility pop
 
