@@ -49,6 +49,11 @@
  *   io_engine.lock     the request queue and the stop flag.
  *   fault_state.lock   the fault rules.
  *   writer.lock        the background writer's stop flag (with its condvar).
+ *   files_lock         which file ids are in use (pool.files[] slots change
+ *                      under it); held by the flush's walk that fsyncs every
+ *                      file, so a file is never closed under that fsync.
+ *   bp_file.fsync_lock one file's fsyncs (one at a time) and the writes of
+ *                      its sticky fsync_failed.
  *
  * Lock ranks (as jemalloc's witness ranks: a lock may be taken only while
  * every lock held ranks lower; locks of one rank never nest):
@@ -65,14 +70,20 @@
  *           either bit ends; a latch is waited for only by bp_latch and
  *           bp_flush's write-back (bufpool.h: not while holding a latch),
  *           never by the sweep or bp_evict_page (they only try it).
- *   rank 1  the pool's mutexes, each a leaf: bp_partition.lock (rwlock, one
- *           partition at a time), io_engine.lock, fault_state.lock,
- *           writer.lock.  Taken while holding only rank-0 locks; while one
- *           is held no other lock is taken, no fwait call is made, no
- *           thread is joined, no callback runs.  Under them: atomics, the
- *           data they guard, bp_count (fault.c: account.c takes no lock) and
- *           the condvar waits on their own mutex (io_engine, writer).
- *   rank 1  fwait's locks, taken only inside fwait calls, so never under a
+ *   rank 1  files_lock: taken holding no mutex; under it only
+ *           bp_file.fsync_lock (the fsync walk) and plain stores.
+ *   rank 2  bp_file.fsync_lock: under it the fsync(2) call and the fault
+ *           check (fault_state.lock); nothing waits through fwait.
+ *   rank 3  the pool's other mutexes, each a leaf: bp_partition.lock
+ *           (rwlock, one partition at a time), io_engine.lock,
+ *           fault_state.lock, writer.lock.  Taken while holding only
+ *           locks of lower ranks; while one is held no other lock is taken,
+ *           no fwait call is made, no thread is joined, no callback runs.
+ *           Under them: atomics, the data they guard, bp_count (fault.c:
+ *           account.c takes no lock) and the condvar waits on their own
+ *           mutex (io_engine, writer).  The engine's flush_log callback
+ *           runs in an I/O thread holding none of them (only WRITEBACK).
+ *   rank 3  fwait's locks, taken only inside fwait calls, so never under a
  *           pool mutex: one bucket lock at a time, and a waiter's mtx only
  *           once the bucket lock is dropped (fwait/internal.h).  Under a
  *           bucket lock fwait runs the pool's ready callbacks (latch.c's

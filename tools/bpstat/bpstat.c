@@ -60,7 +60,8 @@ static struct figures figures_delta(struct figures c, struct figures p)
 static uint64_t hot_delta(const struct bpstat_frame *f, const struct bpstat_shared *prev)
 {
 	for (uint32_t i = 0; prev && i < prev->nhot; i++)
-		if (prev->hot[i].frame == f->frame && prev->hot[i].pageno == f->pageno)
+		if (prev->hot[i].frame == f->frame && prev->hot[i].pageno == f->pageno &&
+		    prev->hot[i].file == f->file)
 			return f->wait_ns >= prev->hot[i].wait_ns ? f->wait_ns - prev->hot[i].wait_ns : f->wait_ns;
 	return f->wait_ns;
 }
@@ -141,6 +142,7 @@ static void line_json(struct emitter *e, const struct line *l)
 	for (unsigned i = 0; i < l->nhot; i++) {
 		emitter_dict_begin(e, NULL);
 		emitter_kv_u64(e, "frame", l->hot[i].f->frame);
+		emitter_kv_u64(e, "file", l->hot[i].f->file);
 		emitter_kv_u64(e, "page", l->hot[i].f->pageno);
 		emitter_kv_u64(e, "wait_ns", l->hot[i].ns);
 		emitter_dict_end(e);
@@ -159,14 +161,20 @@ static void line_table(struct emitter *e, const struct line *l, bool header)
 		emitter_table_printf(e, "%9s %9s %8s %8s %8s %8s %8s %7s %6s %9s  %s\n", "hits/s",
 				     "misses/s", "reads/s", "writes/s", "iowait/s", "wbwait/s",
 				     "latchw/s", "spur/s", "hit%", "ops/s",
-				     "hottest frames: frame:page wait-ms");
+				     "hottest frames: frame:page (frame:file/page past file 0) wait-ms");
 	emitter_table_printf(e, "%9.0f %9.0f %8.0f %8.0f %8.0f %8.0f %8.0f %7.0f %6.1f %9.0f ",
 			     d->hits * per, d->misses * per, d->reads * per, d->writes * per,
 			     d->io_waits * per, d->wb_waits * per, d->latch_waits * per,
 			     d->spurious * per, l->hit, d->ops * per);
-	for (unsigned i = 0; i < l->nhot; i++)
-		emitter_table_printf(e, " %u:%" PRIu64 " %.2f", l->hot[i].f->frame,
-				     l->hot[i].f->pageno, (double)l->hot[i].ns / 1e6);
+	for (unsigned i = 0; i < l->nhot; i++) {
+		const struct bpstat_frame *f = l->hot[i].f;
+		if (f->file)
+			emitter_table_printf(e, " %u:%u/%" PRIu64 " %.2f", f->frame, f->file,
+					     f->pageno, (double)l->hot[i].ns / 1e6);
+		else
+			emitter_table_printf(e, " %u:%" PRIu64 " %.2f", f->frame, f->pageno,
+					     (double)l->hot[i].ns / 1e6);
+	}
 	emitter_table_printf(e, "\n");
 }
 

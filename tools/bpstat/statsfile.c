@@ -49,7 +49,8 @@ static void snapshot(struct bpstat_publisher *p, uint64_t ops)
 	for (uint32_t i = 0; i < s->nhot; i++)
 		s->hot[i] = (struct bpstat_frame){.frame = hot[i].frame, .pins = hot[i].pins,
 			.pageno = hot[i].pageno, .wait_ns = hot[i].wait_ns,
-			.flags = hot[i].flags, .latch_waiters = hot[i].latch_waiters};
+			.flags = hot[i].flags, .latch_waiters = hot[i].latch_waiters,
+			.file = hot[i].file};
 	s->ops = ops;
 	s->mono_ns = util_now_ns();
 	s->updates++;

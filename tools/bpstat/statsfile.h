@@ -24,7 +24,7 @@
 #include "bufpool/bufpool.h"
 
 #define BPSTAT_MAGIC UINT32_C(0x54535042) /* "BPST" */
-#define BPSTAT_LAYOUT 2u
+#define BPSTAT_LAYOUT 3u /* 3: bp_stats grew (durability, checksums, log), frames have a file */
 #define BPSTAT_TOP_N 16u
 
 struct bpstat_frame {
@@ -34,6 +34,8 @@ struct bpstat_frame {
 	uint64_t wait_ns;       /* total ns waited on this frame (cumulative) */
 	uint32_t flags;         /* BP_F_* */
 	uint32_t latch_waiters;
+	uint32_t file;          /* bp_frame_info.file: 0 for bp_open's */
+	uint32_t reserved;
 };
 
 struct bpstat_shared {
