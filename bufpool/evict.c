@@ -38,12 +38,14 @@
  * frame, ignoring REFERENCED.
  */
 #include <errno.h>
+#include <sched.h>
 
 #include "bufpool/internal.h"
 #include "util/clock.h"
 
 #define CLOCK_MAX_ROUNDS 16
 #define TRANSIENT_WAIT_NS (50u * 1000u * 1000u) /* bound on one wait for a busy frame */
+#define DROP_PATIENCE_NS (UINT64_C(1000) * 1000u * 1000u) /* bp_drop_frames: 1 s */
 
 /* Take frame f, mapped to pageno, for reuse if no state bit in busy is set,
  * no pin is held and its latch is idle (see bp_try_evict). */
@@ -97,6 +99,7 @@ bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool i
 
 int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 {
+	uint64_t start = util_now_ns();
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
 		for (;;) {
@@ -112,14 +115,21 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 				bp_free_claimed(p, f);
 				break;
 			}
-			/* Acquire pairs with the release of the last unpin.
-			 * Pinned, or latched with no pin (a caller's misuse,
-			 * which try_take refuses): the caller broke the
-			 * contract, so say so rather than wait for it. */
+			/* Pinned or latched: the callers checked that no user
+			 * pins the file's pages, so this is the pool's own
+			 * transient pin and shared latch (the background
+			 * writer or a flush starting a write-back, a few
+			 * instructions long): yield and look again.  Still so
+			 * after DROP_PATIENCE_NS, it is a caller's pin after
+			 * all (a broken contract, or a latch kept without a
+			 * pin): say so rather than wait for it.  Else an I/O
+			 * began in the window: look again. */
 			if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) ||
-			    !bp_latch_idle(f))
-				return -EBUSY;
-			/* else: an I/O began in the window; look again */
+			    !bp_latch_idle(f)) {
+				if (util_now_ns() - start > DROP_PATIENCE_NS)
+					return -EBUSY;
+				sched_yield();
+			}
 		}
 	}
 	return 0;

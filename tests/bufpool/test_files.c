@@ -395,6 +395,72 @@ START_TEST(threads_on_three_files)
 }
 END_TEST
 
+/* The background writer (every millisecond) and a thread on file A race
+ * every truncate and close of file B: they must not fail, and what B holds
+ * after each reopen is exactly what was written and kept.  (The window in
+ * which the writer's own pin and latch sit on one of B's frames is a few
+ * instructions long: these rounds exercise it, they do not force it.) */
+struct a_worker {
+	struct bp_pool *p;
+	_Atomic bool stop;
+	int bad;
+};
+
+static void *a_worker_main(void *arg)
+{
+	struct a_worker *w = arg;
+	uint64_t v = 1;
+	while (!atomic_load(&w->stop) && !w->bad) {
+		for (uint64_t pg = 0; pg < 3 && !w->bad; pg++) {
+			struct bp_frame *f;
+			int r = bp_get(w->p, pg, BP_GET_CREATE, &f);
+			if (r == -EBUSY)
+				continue;
+			if (r) {
+				w->bad = r;
+				break;
+			}
+			bp_latch(w->p, f, BP_LATCH_EXCLUSIVE);
+			bt_fill(bp_data(f), PS, pg, v);
+			bp_mark_dirty(w->p, f);
+			bp_unlatch(w->p, f, BP_LATCH_EXCLUSIVE);
+			bp_release(w->p, f);
+		}
+		v++;
+	}
+	return NULL;
+}
+
+START_TEST(close_and_truncate_beside_the_writer)
+{
+	struct bp_config c = bt_config(&dir, 8, true);
+	c.writer_interval_ms = 1;
+	c.flags |= BP_OPEN_TRUNCATE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct a_worker aw = { .p = p };
+	pthread_t tid;
+	th_spawn(&tid, a_worker_main, &aw);
+	unsigned rounds = th_sanitized() ? 20 : 60;
+	for (unsigned r = 0; r < rounds; r++) {
+		struct bp_file *b = open_file(p, path_b, BP_OPEN_CREATE | (r == 0 ? BP_OPEN_TRUNCATE : 0));
+		if (r > 0)
+			check_pages(p, b, 2, r);  /* what the last round kept */
+		write_pages(p, b, NPG, r + 1);
+		ck_assert_int_eq(bp_file_truncate(b, 2), 0);
+		ck_assert_uint_eq(bp_file_page_count(b), 2);
+		ck_assert_int_eq(bp_file_close(b), 0);
+	}
+	atomic_store(&aw.stop, true);
+	th_join_all(&tid, 1, BT_DEADLINE_MS, "file A's worker", NULL);
+	ck_assert_int_eq(aw.bad, 0);
+	struct stat st;
+	ck_assert_int_eq(stat(path_b, &st), 0);
+	ck_assert_int_eq(st.st_size, 2 * (off_t)PS);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bufpool files");
@@ -409,6 +475,7 @@ int main(void)
 	tcase_add_test(tc, bad_input_and_read_only);
 	tcase_add_test(tc, checksums_use_the_file_page_number);
 	tcase_add_test(tc, threads_on_three_files);
+	tcase_add_test(tc, close_and_truncate_beside_the_writer);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
