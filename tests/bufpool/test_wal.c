@@ -88,6 +88,18 @@ static struct bp_config wal_config(struct wal *w, bool bgwriter)
 	return c;
 }
 
+/* Four pages of version 1, and a pool on them whose flush_log is w's
+ * (watching page watch). */
+static struct bp_pool *wal_pool(struct wal *w, uint64_t watch, bool bgwriter)
+{
+	bt_make_file(&dir, 4, 1);
+	wal_init(w, watch);
+	struct bp_config c = wal_config(w, bgwriter);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	return p;
+}
+
 /* Page pg rewritten with version v, marked dirty at lsn (exclusive latch). */
 static void change(struct bp_pool *p, uint64_t pg, uint64_t v, uint64_t lsn)
 {
@@ -119,12 +131,8 @@ enum writer { BY_FLUSH, BY_EVICTION, BY_BGWRITER, BY_CHECKPOINT, NWRITERS };
 
 START_TEST(log_is_flushed_before_every_writer)
 {
-	bt_make_file(&dir, 4, 1);
 	struct wal w;
-	wal_init(&w, 1);
-	struct bp_config c = wal_config(&w, _i == BY_BGWRITER);
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_pool *p = wal_pool(&w, 1, _i == BY_BGWRITER);
 	change(p, 1, 2, 10);
 	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), 10);
 	uint64_t redo = 0;
@@ -161,12 +169,8 @@ END_TEST
 /* Only LSNs past the durable one ask the log, and bp_log_durable counts. */
 START_TEST(durable_lsns_are_not_asked_again)
 {
-	bt_make_file(&dir, 4, 1);
 	struct wal w;
-	wal_init(&w, 0);
-	struct bp_config c = wal_config(&w, false);
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_pool *p = wal_pool(&w, 0, false);
 	change(p, 1, 2, 10);
 	ck_assert_int_eq(bp_flush(p), 0);
 	ck_assert_uint_eq(wal_calls(&w), 1);  /* durable now 15 */
@@ -212,16 +216,12 @@ END_TEST
  * works, the next flush writes it. */
 START_TEST(failed_log_flush_writes_nothing)
 {
-	bt_make_file(&dir, 4, 1);
 	struct wal w;
-	wal_init(&w, 1);
+	struct bp_pool *p = wal_pool(&w, 1, false);
 	if (_i == 0)
 		w.fail = -ENOSPC;
 	else
 		w.short_answer = true;
-	struct bp_config c = wal_config(&w, false);
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
 	change(p, 1, 2, 10);
 	ck_assert_int_eq(bp_flush(p), _i == 0 ? -ENOSPC : -EIO);
 	ck_assert(file_page_is(1, 1));
@@ -258,12 +258,8 @@ static void *checkpoint_fn(void *arg)
  * again at 60 and a checkpoint up to 55 writes pages 2 and 3: redo 55. */
 START_TEST(checkpoint_writes_only_old_changes)
 {
-	bt_make_file(&dir, 4, 1);
 	struct wal w;
-	wal_init(&w, 0);
-	struct bp_config c = wal_config(&w, false);
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_pool *p = wal_pool(&w, 0, false);
 	change(p, 0, 2, 10);
 	change(p, 1, 2, 20);
 	change(p, 2, 2, 30);
@@ -306,12 +302,8 @@ END_TEST
  * failed fsync fails the checkpoint (and, sticky, every later one). */
 START_TEST(checkpoint_errors_keep_redo_safe)
 {
-	bt_make_file(&dir, 4, 1);
 	struct wal w;
-	wal_init(&w, 0);
-	struct bp_config c = wal_config(&w, false);
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_pool *p = wal_pool(&w, 0, false);
 	change(p, 0, 2, 10);
 	change(p, 1, 2, 20);
 	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = BP_FAULT_FAIL,

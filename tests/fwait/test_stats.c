@@ -106,6 +106,18 @@ static int stop_at_third(const struct fwait_waiter_info *w, void *arg)
 	return ++*seen == 3 ? 77 : 0;
 }
 
+/* main takes bit 2 of word, then N waiters park on it one by one. */
+static void park_chain(struct fwait_table *t, _Atomic uint32_t *word,
+		       struct chain_waiter *ws, pthread_t *tids)
+{
+	ck_assert_int_eq(fwait_bit_trylock(word, 2), 0);
+	for (unsigned i = 0; i < N; i++) {
+		ws[i] = (struct chain_waiter){ .t = t, .word = word };
+		th_spawn(&tids[i], chain_waiter_main, &ws[i]);
+		ck_assert(th_wait_parked(t, i + 1, TH_DEADLINE_MS));
+	}
+}
+
 START_TEST(handoff_chain_counts)
 {
 	/* Strict: every unlock is a handoff (fair would hand off only to
@@ -116,12 +128,7 @@ START_TEST(handoff_chain_counts)
 	pthread_t tids[N];
 	struct fwait_stats st;
 
-	ck_assert_int_eq(fwait_bit_trylock(&word, 2), 0);
-	for (unsigned i = 0; i < N; i++) {
-		ws[i] = (struct chain_waiter){ .t = t, .word = &word };
-		th_spawn(&tids[i], chain_waiter_main, &ws[i]);
-		ck_assert(th_wait_parked(t, i + 1, TH_DEADLINE_MS));
-	}
+	park_chain(t, &word, ws, tids);
 	struct walk_seen seen = { .key = (const void *)&word, .all_match = true, .nbuckets = 1 };
 	ck_assert_int_eq(fwait_waiters_walk(t, check_info, &seen), 0);
 	ck_assert_uint_eq(seen.count, N);
@@ -177,12 +184,7 @@ START_TEST(stats_off_counts_nothing)
 	pthread_t tids[N];
 	struct fwait_stats st;
 
-	ck_assert_int_eq(fwait_bit_trylock(&word, 2), 0);
-	for (unsigned i = 0; i < N; i++) {
-		ws[i] = (struct chain_waiter){ .t = t, .word = &word };
-		th_spawn(&tids[i], chain_waiter_main, &ws[i]);
-		ck_assert(th_wait_parked(t, i + 1, TH_DEADLINE_MS));
-	}
+	park_chain(t, &word, ws, tids);
 	ck_assert_int_eq(fwait_bit_unlock(t, &word, 2), 0);
 	th_join_all(tids, N, TH_DEADLINE_MS, "chain without statistics", t);
 	for (unsigned i = 0; i < N; i++)
