@@ -291,12 +291,9 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
 	return -EBUSY;
 }
 
-int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
+/* bp_evict_page of the page with this tag. */
+static int evict_tag(struct bp_pool *pool, uint64_t pageno)
 {
-	if (!pool)
-		return -EINVAL;
-	if (pageno > BP_TAG_PAGE_MASK)
-		return -ENOENT; /* no page of file 0 (and no other file's tag) */
 	struct bp_frame *f;
 	int r = bp_pt_lookup_pin(pool, pageno, &f);
 	if (r < 0)
@@ -341,6 +338,24 @@ int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
 		return -EBUSY;
 	bp_free_claimed(pool, f);
 	return 0;
+}
+
+int bp_evict_page(struct bp_pool *pool, uint64_t pageno)
+{
+	if (!pool)
+		return -EINVAL;
+	if (pageno > BP_TAG_PAGE_MASK)
+		return -ENOENT; /* no page of file 0 (and no other file's tag) */
+	return evict_tag(pool, pageno); /* file 0: the tag is the number */
+}
+
+int bp_file_evict_page(struct bp_file *file, uint64_t pageno)
+{
+	if (!file)
+		return -EINVAL;
+	if (pageno > BP_TAG_PAGE_MASK)
+		return -ENOENT;
+	return evict_tag(file->pool, bp_tag(file->id, pageno));
 }
 
 int bp_evict_all(struct bp_pool *pool)

@@ -11,7 +11,9 @@
  * writer every 2-10 ms, readahead on; drawn from the seed), so misses,
  * creations and evictions keep every frame busy and claims wait on I/O.
  * The fwait policy of the pool's table is cycled by round (--policy fixes
- * it).  T workers (24; 16 under TSan) run random operations:
+ * it).  Even rounds work on the pool's file 0, odd ones on a second file
+ * opened with bp_file_open (closed with bp_file_close before bp_close), so
+ * the tags with a file id meet every race as well.  T workers (24; 16 under TSan) run random operations:
  *
  *   writer     bp_get(p) of a page below bp_page_count(), latch exclusive,
  *              check, write version v+1, mark dirty, unlatch, release;
@@ -106,6 +108,11 @@ struct round_cfg {
 
 struct round {
 	struct bp_pool *pool;
+	/* The file the workers use: the pool's file 0 in even rounds, a
+	 * second file (bp_file_open) in odd ones, so pages with a file id in
+	 * their tag go through every race too; path is its file. */
+	struct bp_file *file;
+	const char *path;
 	struct round_cfg cfg;
 	_Atomic bool stop;
 	_Atomic uint64_t expected[EXPECTED_SLOTS];
@@ -128,6 +135,7 @@ static struct worker *workers;
 static unsigned nworkers;
 static char dir_path[64];
 static char file_path[96];
+static char file2_path[96];
 static char rerun_args[96];
 static uint64_t run_start_ns;
 
@@ -196,7 +204,7 @@ static void describe(char *buf, size_t len, const void *page, uint32_t size)
 
 static uint64_t page_count(struct worker *w)
 {
-	uint64_t c = bp_page_count(w->r->pool);
+	uint64_t c = bp_file_page_count(w->r->file);
 	if (c < w->seen_count)
 		st_fail("thread %d: bp_page_count() = %" PRIu64 " after it was %" PRIu64
 			": the page count went down", w->id, c, w->seen_count);
@@ -237,10 +245,10 @@ static uint64_t check_page(struct worker *w, struct bp_frame *f, uint64_t p, con
 	if (v > 0 && differing(w->scratch, size, 0, 0, &first) == 0)
 		st_fail("thread %d (%s): page %" PRIu64 " holds zeros, but version %" PRIu64
 			" was acknowledged on it: LOST WRITE (page count %" PRIu64 ")", w->id, who,
-			p, v, bp_page_count(r->pool));
+			p, v, bp_file_page_count(r->file));
 	st_fail("thread %d (%s): page %" PRIu64 " holds %s, expected %s%" PRIu64
 		": lost or torn write (page count %" PRIu64 ")", w->id, who, p, what,
-		v ? "version " : "zeros, version ", v, bp_page_count(r->pool));
+		v ? "version " : "zeros, version ", v, bp_file_page_count(r->file));
 }
 
 static void latch(struct worker *w, struct bp_frame *f, enum bp_latch_mode m)
@@ -293,7 +301,7 @@ static struct bp_frame *get_existing(struct worker *w, uint64_t p)
 {
 	struct bp_frame *f = NULL;
 	st_watch_begin(&w->watch, OP_GET, NULL);
-	int rc = bp_get(w->r->pool, p, 0, &f);
+	int rc = bp_file_get(w->r->file, p, 0, &f);
 	st_watch_end(&w->watch);
 	if (rc == -EBUSY) {
 		w->busy++;
@@ -302,7 +310,7 @@ static struct bp_frame *get_existing(struct worker *w, uint64_t p)
 	if (rc == -ENXIO)
 		st_fail("thread %d: bp_get(%" PRIu64 ") = -ENXIO after bp_page_count() was %" PRIu64
 			" (now %" PRIu64 "): the page count went down", w->id, p, w->seen_count,
-			bp_page_count(w->r->pool));
+			bp_file_page_count(w->r->file));
 	if (rc != 0)
 		st_fail("thread %d: bp_get(%" PRIu64 ") = %d", w->id, p, rc);
 	return f;
@@ -336,7 +344,7 @@ static void do_new_page(struct worker *w)
 	struct bp_frame *f = NULL;
 
 	st_watch_begin(&w->watch, OP_NEW_PAGE, NULL);
-	int rc = bp_new_page(r->pool, &n, &f);
+	int rc = bp_file_new_page(r->file, &n, &f);
 	st_watch_end(&w->watch);
 	if (rc == -EBUSY) {
 		w->busy++;
@@ -365,7 +373,7 @@ static void do_create_at(struct worker *w)
 	struct bp_frame *f = NULL;
 
 	st_watch_begin(&w->watch, OP_GET_CREATE, NULL);
-	int rc = bp_get(r->pool, p, BP_GET_CREATE, &f);
+	int rc = bp_file_get(r->file, p, BP_GET_CREATE, &f);
 	st_watch_end(&w->watch);
 	if (rc == -EBUSY) {
 		w->busy++;
@@ -397,7 +405,7 @@ static void do_evict(struct worker *w)
 		return;
 	uint64_t p = pick_page(w, count);
 	st_watch_begin(&w->watch, OP_EVICT, NULL);
-	int rc = bp_evict_page(r->pool, p);
+	int rc = bp_file_evict_page(r->file, p);
 	st_watch_end(&w->watch);
 	if (rc == 0)
 		w->evictions++;
@@ -412,7 +420,7 @@ static void *worker_main(void *arg)
 
 	while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
 		uint32_t op = st_below(&w->rng, 100);
-		bool may_create = bp_page_count(r->pool) + 3 < PAGE_LIMIT;
+		bool may_create = bp_file_page_count(r->file) + 3 < PAGE_LIMIT;
 		if (op < 30)
 			do_access(w, true);
 		else if (op < 50)
@@ -442,9 +450,10 @@ static void dump_round(void *arg)
 	fprintf(stderr, "  %.3f s into the run, round %u: %u frames of %u bytes, io latency %u us, "
 		"writer every %u ms, policy %s, file %s\n", (double)(util_now_ns() - run_start_ns) / 1e9,
 		st_ctx.round, r->cfg.nframes, r->cfg.page_size, r->cfg.io_latency_us,
-		r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), file_path);
-	if (r->pool)
-		fprintf(stderr, "  bp_page_count() = %" PRIu64 "\n", bp_page_count(r->pool));
+		r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), r->path);
+	if (r->file)
+		fprintf(stderr, "  bp_file_page_count() = %" PRIu64 " (file %u)\n",
+			bp_file_page_count(r->file), bp_file_id(r->file));
 	if (workers == NULL)
 		return;
 	uint64_t now = util_now_ns();
@@ -456,6 +465,8 @@ static void remove_files(void)
 {
 	if (file_path[0])
 		unlink(file_path);
+	if (file2_path[0])
+		unlink(file2_path);
 	if (dir_path[0])
 		rmdir(dir_path);
 }
@@ -469,10 +480,10 @@ static void pool_log(void *arg, int level, const char *msg)
 	fprintf(stderr, "bufpool: %s\n", msg);
 }
 
-static struct bp_config pool_config(const struct round_cfg *c, bool verify)
+static struct bp_config pool_config(const struct round_cfg *c, bool verify, const char *path)
 {
 	struct bp_config cfg = {
-		.path = file_path,
+		.path = path,
 		.flags = verify ? BP_OPEN_NO_BGWRITER : BP_OPEN_CREATE | BP_OPEN_TRUNCATE,
 		.page_size = c->page_size,
 		.nframes = verify ? 64 : c->nframes,
@@ -488,11 +499,11 @@ static struct bp_config pool_config(const struct round_cfg *c, bool verify)
 /* After bp_close: the file holds every acknowledged version. */
 static uint64_t verify_file(struct round *r, uint64_t count_at_close)
 {
-	struct bp_config cfg = pool_config(&r->cfg, true);
+	struct bp_config cfg = pool_config(&r->cfg, true, r->path);
 	struct bp_pool *pool;
 	int rc = bp_open(&pool, &cfg);
 	if (rc != 0)
-		st_fail("reopening %s: bp_open = %d", file_path, rc);
+		st_fail("reopening %s: bp_open = %d", r->path, rc);
 	uint64_t n = bp_page_count(pool);
 	if (n > count_at_close)
 		st_fail("the file holds %" PRIu64 " pages after bp_close, but bp_page_count() was %"
@@ -535,10 +546,18 @@ static void run_round(struct round *r, uint64_t seed, unsigned round_no, double 
 		      double stall_seconds, struct round_result *res)
 {
 	uint64_t stall_ns = (uint64_t)(stall_seconds * 1e9);
-	struct bp_config cfg = pool_config(&r->cfg, false);
+	struct bp_config cfg = pool_config(&r->cfg, false, file_path);
 	int rc = bp_open(&r->pool, &cfg);
 	if (rc != 0)
 		st_fail("bp_open(%s) = %d", file_path, rc);
+	r->file = bp_pool_file(r->pool);
+	r->path = file_path;
+	if (round_no % 2 == 1) {
+		rc = bp_file_open(&r->file, r->pool, file2_path, BP_OPEN_CREATE | BP_OPEN_TRUNCATE);
+		if (rc != 0)
+			st_fail("bp_file_open(%s) = %d", file2_path, rc);
+		r->path = file2_path;
+	}
 	st_ctx.table = bp_fwait_table(r->pool);
 
 	pthread_attr_t attr;
@@ -594,9 +613,15 @@ static void run_round(struct round *r, uint64_t seed, unsigned round_no, double 
 		res->busy += w->busy;
 	}
 
-	uint64_t count = bp_page_count(r->pool);
+	uint64_t count = bp_file_page_count(r->file);
 	bp_stats_get(r->pool, &res->st);
 	st_ctx.table = NULL;
+	if (r->file != bp_pool_file(r->pool)) {
+		rc = bp_file_close(r->file);
+		if (rc != 0)
+			st_fail("bp_file_close = %d after every worker returned", rc);
+	}
+	r->file = NULL;
 	rc = bp_close(r->pool);
 	if (rc != 0)
 		st_fail("bp_close = %d after every worker returned", rc);
@@ -645,6 +670,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(file_path, sizeof(file_path), "%s/pages", dir_path);
+	snprintf(file2_path, sizeof(file2_path), "%s/pages2", dir_path);
 	int n = snprintf(rerun_args, sizeof(rerun_args), "--threads %u", nworkers);
 	if (o.policy >= 0)
 		snprintf(rerun_args + n, sizeof(rerun_args) - (size_t)n, " --policy %s",

@@ -565,6 +565,8 @@ int bp_file_get(struct bp_file *file, uint64_t pageno, unsigned flags, struct bp
 int bp_file_get_timed(struct bp_file *file, uint64_t pageno, unsigned flags,
 		      const struct timespec *deadline, struct bp_frame **frame);
 int bp_file_new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame);
+/* bp_evict_page on a page of file. */
+int bp_file_evict_page(struct bp_file *file, uint64_t pageno);
 /* Pages in the file, including created ones; 0 for NULL. */
 uint64_t bp_file_page_count(const struct bp_file *file);
 /* The file's id in the pool (0 for bp_open's), as bp_frame_info.file and
