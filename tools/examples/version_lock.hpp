@@ -1,0 +1,173 @@
+/*
+ * version_lock.hpp - a 64-bit version lock (hybrid latch) on fwait keyed
+ * waits: the template for an engine whose pages carry their own lock word.
+ *
+ * Design note
+ * -----------
+ * One std::atomic<uint64_t> per object, nothing else (no waiter array, no
+ * per-object mutex): bit 0 is "held exclusive", bits 1..63 a version that
+ * every exclusive release bumps, as LeanStore's hybrid latch and vmcache's
+ * page state do.  Optimistic readers take no lock and write nothing: they
+ * read the version, read the object, and validate that the version did not
+ * move (else they restart).  Writers take the lock exclusively.
+ *
+ * Waiting is fwait's keyed wait on the word's address, in the process's
+ * (or the engine's) one wait table, instead of spinning:
+ *   - a writer that finds the lock held sleeps as an exclusive waiter
+ *     (FWAIT_EXCLUSIVE) until the word reads unlocked, then tries its CAS
+ *     again; FWAIT_PRECHECK looks once without the bucket lock, so a lock
+ *     freed meanwhile costs no lock at all;
+ *   - a reader that finds it held sleeps as a shared waiter until it reads
+ *     unlocked;
+ *   - unlock stores the new version with a release store and calls
+ *     fwait_wake(table, word, 1): every sleeping reader and one writer
+ *     (the oldest) wake.  When nobody waits in the word's bucket,
+ *     fwait_wake returns without its lock after one fence and one load:
+ *     the waiters indicator is fwait's, and it orders the caller's store
+ *     for it (fwait.h: a relaxed store would do), so the lock needs no
+ *     side array of waiter counts and no fence of its own for the wait.
+ *   - a writer woken for a free lock whose CAS then loses to a running
+ *     thread simply waits again: the winner's unlock wakes the next one,
+ *     so no wake is lost.  A caller that gives up after being woken
+ *     (an optimistic restart elsewhere) must pass the wake on with
+ *     fwait_wake(table, word, 1) (fwait.h); this lock never gives up.
+ *
+ * Memory order of the optimistic read (a seqlock; H.-J. Boehm, "Can
+ * seqlocks get along with programming language memory models?", 2012): the
+ * writer's lock CAS is followed by a release fence before its data stores,
+ * the reader's data loads are followed by an acquire fence before it loads
+ * the word again.  If the reader saw any store of a writer, the fences
+ * synchronise and its second load sees that writer's lock (or later): the
+ * version moved and the read restarts.  The data itself is read and
+ * written through relaxed atomics (a plain racing read is undefined
+ * behaviour in C++), as `guarded<T>` below does for word-sized fields.
+ * These two fences are the seqlock's, not the wait's.
+ */
+#ifndef FWAIT_EXAMPLE_VERSION_LOCK_HPP
+#define FWAIT_EXAMPLE_VERSION_LOCK_HPP
+
+#include <atomic>
+#include <cstdint>
+
+#include "fwait/fwait.h"
+
+namespace fwait {
+namespace example {
+
+class version_lock {
+public:
+	explicit version_lock(fwait_table *table) noexcept : table_(table), word_(0) {}
+	version_lock(const version_lock &) = delete;
+	version_lock &operator=(const version_lock &) = delete;
+
+	/* ---- exclusive ---- */
+
+	/* Take the lock; returns 0, or fwait_wait's negative errno. */
+	int lock() noexcept
+	{
+		for (;;) {
+			uint64_t v = word_.load(std::memory_order_relaxed);
+			/* acquire: pairs with unlock's release store, so the
+			 * last writer's changes are visible to us. */
+			if (!(v & locked) &&
+			    word_.compare_exchange_weak(v, v | locked, std::memory_order_acquire,
+							std::memory_order_relaxed)) {
+				/* release: orders our later data stores after
+				 * the lock bit for optimistic readers (design
+				 * note). */
+				std::atomic_thread_fence(std::memory_order_release);
+				return 0;
+			}
+			if (v & locked) {
+				int rc = fwait_wait(table_, &word_, FWAIT_EXCLUSIVE | FWAIT_PRECHECK,
+						    unlocked, this, nullptr);
+				if (rc < 0)
+					return rc;
+			}
+		}
+	}
+
+	bool try_lock() noexcept
+	{
+		uint64_t v = word_.load(std::memory_order_relaxed);
+		if ((v & locked) || !word_.compare_exchange_strong(v, v | locked,
+				std::memory_order_acquire, std::memory_order_relaxed))
+			return false;
+		std::atomic_thread_fence(std::memory_order_release);
+		return true;
+	}
+
+	/* Release and bump the version: every optimistic read that overlapped
+	 * this critical section fails its validation. */
+	void unlock() noexcept
+	{
+		uint64_t v = word_.load(std::memory_order_relaxed);
+		/* release: publishes the critical section to the next locker's
+		 * acquire CAS and to readers' version loads. */
+		word_.store((v & ~locked) + version_one, std::memory_order_release);
+		/* One writer and every reader; no lock taken if nobody waits. */
+		fwait_wake(table_, &word_, 1);
+	}
+
+	/* ---- optimistic ---- */
+
+	/* A version to read under: waits (sleeping) while a writer holds the
+	 * lock.  Then read the object and call validate(v). */
+	uint64_t read_begin() noexcept
+	{
+		for (;;) {
+			/* acquire: pairs with unlock's release store. */
+			uint64_t v = word_.load(std::memory_order_acquire);
+			if (!(v & locked))
+				return v;
+			if (fwait_wait(table_, &word_, FWAIT_PRECHECK, unlocked, this, nullptr) < 0)
+				return v; /* cannot happen without a deadline; validate fails */
+		}
+	}
+
+	/* True if no writer ran since read_begin returned v: what was read in
+	 * between is a consistent snapshot.  False: restart the read. */
+	bool validate(uint64_t v) const noexcept
+	{
+		/* acquire: the data loads before this fence happen before the
+		 * word load below (design note). */
+		std::atomic_thread_fence(std::memory_order_acquire);
+		return word_.load(std::memory_order_relaxed) == v && !(v & locked);
+	}
+
+	/* The word, for tests and reports. */
+	uint64_t raw() const noexcept { return word_.load(std::memory_order_relaxed); }
+
+private:
+	static constexpr uint64_t locked = 1;
+	static constexpr uint64_t version_one = 2;
+
+	/* ready(): under the bucket lock (or, with FWAIT_PRECHECK, once
+	 * without it): the lock reads free.  Only a look, so it is safe to run
+	 * unlocked; the CAS that takes the lock is in lock(). */
+	static bool unlocked(void *arg)
+	{
+		auto *self = static_cast<version_lock *>(arg);
+		return !(self->word_.load(std::memory_order_relaxed) & locked);
+	}
+
+	fwait_table *table_;
+	std::atomic<uint64_t> word_;
+};
+
+/* A word-sized field read optimistically: relaxed atomic accesses, which
+ * compile to plain loads and stores, without a data race. */
+template <class T> class guarded {
+public:
+	guarded() noexcept : v_(T()) {}
+	T load() const noexcept { return v_.load(std::memory_order_relaxed); }
+	void store(T v) noexcept { v_.store(v, std::memory_order_relaxed); }
+
+private:
+	std::atomic<T> v_;
+};
+
+} // namespace example
+} // namespace fwait
+
+#endif /* FWAIT_EXAMPLE_VERSION_LOCK_HPP */
