@@ -34,15 +34,17 @@
  *     fwait_wake(table, word, 1) (fwait.h); this lock never gives up.
  *
  * Memory order of the optimistic read (a seqlock; H.-J. Boehm, "Can
- * seqlocks get along with programming language memory models?", 2012): the
- * writer's lock CAS is followed by a release fence before its data stores,
- * the reader's data loads are followed by an acquire fence before it loads
- * the word again.  If the reader saw any store of a writer, the fences
- * synchronise and its second load sees that writer's lock (or later): the
- * version moved and the read restarts.  The data itself is read and
- * written through relaxed atomics (a plain racing read is undefined
- * behaviour in C++), as `guarded<T>` below does for word-sized fields.
- * These two fences are the seqlock's, not the wait's.
+ * seqlocks get along with programming language memory models?", 2012).
+ * The protected data is read and written through guarded<T> (below):
+ * release stores by the writer, acquire loads by the reader, plain moves
+ * on x86.  If a reader's load sees any store of a writer, that store's
+ * release synchronises with the load's acquire, so the writer's lock CAS
+ * (before the store) happens before the reader's second load of the word
+ * (after the load): that load sees the lock or a later version, validation
+ * fails and the read restarts.  If it sees no such store, it read the
+ * state before that writer, consistently.  So there is no fence anywhere,
+ * neither for the wait nor for the seqlock (a racing plain read would be
+ * undefined behaviour in C++, hence atomics for the data too).
  */
 #ifndef FWAIT_EXAMPLE_VERSION_LOCK_HPP
 #define FWAIT_EXAMPLE_VERSION_LOCK_HPP
@@ -72,13 +74,8 @@ public:
 			 * last writer's changes are visible to us. */
 			if (!(v & locked) &&
 			    word_.compare_exchange_weak(v, v | locked, std::memory_order_acquire,
-							std::memory_order_relaxed)) {
-				/* release: orders our later data stores after
-				 * the lock bit for optimistic readers (design
-				 * note). */
-				std::atomic_thread_fence(std::memory_order_release);
+							std::memory_order_relaxed))
 				return 0;
-			}
 			/* Spin, then park: a short hold ends within a few
 			 * microseconds, cheaper to wait out running than
 			 * asleep (fwait's own lock bits spin the same way). */
@@ -98,11 +95,8 @@ public:
 	bool try_lock() noexcept
 	{
 		uint64_t v = word_.load(std::memory_order_relaxed);
-		if ((v & locked) || !word_.compare_exchange_strong(v, v | locked,
-				std::memory_order_acquire, std::memory_order_relaxed))
-			return false;
-		std::atomic_thread_fence(std::memory_order_release);
-		return true;
+		return !(v & locked) && word_.compare_exchange_strong(v, v | locked,
+				std::memory_order_acquire, std::memory_order_relaxed);
 	}
 
 	/* Release and bump the version: every optimistic read that overlapped
@@ -134,12 +128,10 @@ public:
 	}
 
 	/* True if no writer ran since read_begin returned v: what was read in
-	 * between is a consistent snapshot.  False: restart the read. */
+	 * between (through guarded<T>'s acquire loads, which keep this load
+	 * after them) is a consistent snapshot.  False: restart the read. */
 	bool validate(uint64_t v) const noexcept
 	{
-		/* acquire: the data loads before this fence happen before the
-		 * word load below (design note). */
-		std::atomic_thread_fence(std::memory_order_acquire);
 		return word_.load(std::memory_order_relaxed) == v && !(v & locked);
 	}
 
@@ -174,13 +166,16 @@ private:
 	std::atomic<uint64_t> word_;
 };
 
-/* A word-sized field read optimistically: relaxed atomic accesses, which
- * compile to plain loads and stores, without a data race. */
+/* A word-sized field of an object under a version_lock, read optimistically:
+ * acquire loads and release stores (plain moves on x86), which give the
+ * seqlock its order without a fence (design note) and no data race. */
 template <class T> class guarded {
 public:
 	guarded() noexcept : v_(T()) {}
-	T load() const noexcept { return v_.load(std::memory_order_relaxed); }
-	void store(T v) noexcept { v_.store(v, std::memory_order_relaxed); }
+	/* acquire: a later validate's load of the word stays after it. */
+	T load() const noexcept { return v_.load(std::memory_order_acquire); }
+	/* release: the writer's lock CAS is ordered before it. */
+	void store(T v) noexcept { v_.store(v, std::memory_order_release); }
 
 private:
 	std::atomic<T> v_;
