@@ -155,9 +155,13 @@ int bp_file_close(struct bp_file *file)
 			if (w < 0 && !unwritten)
 				unwritten = w;
 			bp_wait_writeback(p, f, NULL);
-			/* Relaxed: the completion's DIRTY is ordered before the
-			 * WRITEBACK clear our wait acquired. */
-			if ((atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) &&
+			/* Still one of ours?  The frame was unpinned all along,
+			 * so it may have been evicted (it was clean: written)
+			 * and taken by another file's page, whose DIRTY is not
+			 * our failure.  Relaxed: the completion's DIRTY is
+			 * ordered before the WRITEBACK clear our wait acquired. */
+			if (atomic_load_explicit(&f->pageno, memory_order_relaxed) == tag &&
+			    (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) &&
 			    !unwritten)
 				unwritten = -EIO;
 		}
