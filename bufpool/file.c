@@ -123,8 +123,12 @@ static int check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_
 		uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
 		if (tag == BP_NO_PAGE || bp_tag_file(tag) != file->id || bp_tag_page(tag) < from)
 			continue;
-		/* Acquire pairs with the release of the last unpin. */
-		if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire))) {
+		/* Acquire pairs with the release of the last unpin.  The tag
+		 * again after the pins: a frame of ours that was clean may
+		 * have been evicted and pinned for another file's page in
+		 * between, whose pin is not ours to refuse. */
+		if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) &&
+		    atomic_load_explicit(&f->pageno, memory_order_relaxed) == tag) {
 			bp_log(p->log, p->log_arg, BP_LOG_ERROR,
 			       "%s: page %llu of file %u is still pinned", caller,
 			       (unsigned long long)bp_tag_page(tag), file->id);
