@@ -138,6 +138,15 @@ static int check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_
 	return 0;
 }
 
+/* bp_write_frames's pick: a frame holding a page of file arg.  Relaxed: the
+ * tag only changes under a partition lock with no pin, and nobody pins the
+ * file's pages while it closes; a frame re-tagged meanwhile is not ours. */
+static bool of_file(const struct bp_frame *f, void *arg)
+{
+	uint64_t tag = atomic_load_explicit(&((struct bp_frame *)f)->pageno, memory_order_relaxed);
+	return tag != BP_NO_PAGE && bp_tag_file(tag) == ((const struct bp_file *)arg)->id;
+}
+
 int bp_file_close(struct bp_file *file)
 {
 	if (!file || file->id == 0)
@@ -147,26 +156,16 @@ int bp_file_close(struct bp_file *file)
 	if (r < 0)
 		return r;
 	if (!(file->flags & BP_OPEN_READONLY)) {
-		int unwritten = 0;
-		for (uint32_t i = 0; i < p->nframes; i++) {
+		int unwritten = bp_write_frames(p, of_file, file);
+		for (uint32_t i = 0; i < p->nframes && !unwritten; i++) {
+			/* Still dirty after the writes: one failed.  Relaxed:
+			 * the completion's DIRTY is ordered before the WRITEBACK
+			 * clear bp_write_frames's waits acquired.  of_file looks
+			 * at the tag again: an unpinned frame, written, may have
+			 * been evicted and taken by another file's dirty page. */
 			struct bp_frame *f = &p->frames[i];
-			uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
-			if (tag == BP_NO_PAGE || bp_tag_file(tag) != file->id)
-				continue;
-			/* A write in flight may fail and leave it dirty again. */
-			bp_wait_writeback(p, f, NULL);
-			int w = bp_start_writeback(p, f, BP_WB_WAIT);
-			if (w < 0 && !unwritten)
-				unwritten = w;
-			bp_wait_writeback(p, f, NULL);
-			/* Still one of ours?  The frame was unpinned all along,
-			 * so it may have been evicted (it was clean: written)
-			 * and taken by another file's page, whose DIRTY is not
-			 * our failure.  Relaxed: the completion's DIRTY is
-			 * ordered before the WRITEBACK clear our wait acquired. */
-			if (atomic_load_explicit(&f->pageno, memory_order_relaxed) == tag &&
-			    (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY) &&
-			    !unwritten)
+			if (of_file(f, file) &&
+			    (atomic_load_explicit(&f->state, memory_order_relaxed) & BP_F_DIRTY))
 				unwritten = -EIO;
 		}
 		if (unwritten) {

@@ -445,6 +445,11 @@ int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mo
  * write error since the previous flush (negative errno, or 0; the page may
  * have been written since), *fsync_err the fsync's (0 or negative). */
 int bp_flush_errors(struct bp_pool *p, int *fsync_err);
+/* Write back every dirty frame want(f, arg) picks (every frame for a NULL
+ * want), waiting for a write in flight on it first, then wait for all
+ * write-back.  0, or the first bp_start_writeback error (-EAGAIN). */
+int bp_write_frames(struct bp_pool *p, bool (*want)(const struct bp_frame *f, void *arg),
+		    void *arg);
 int bp_writer_start(struct bp_pool *p);
 void bp_writer_stop(struct bp_pool *p);
 

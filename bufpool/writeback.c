@@ -73,26 +73,45 @@ static void wait_all_writeback(struct bp_pool *p)
 		bp_wait_writeback(p, &p->frames[i], NULL);
 }
 
-int bp_flush_errors(struct bp_pool *pool, int *fsync_err)
+int bp_write_frames(struct bp_pool *p, bool (*want)(const struct bp_frame *f, void *arg),
+		    void *arg)
+{
+	int unwritten = 0;
+	for (uint32_t i = 0; i < p->nframes; i++) {
+		struct bp_frame *f = &p->frames[i];
+		if (want && !want(f, arg))
+			continue;
+		/* A write in flight may fail and leave the page dirty again:
+		 * wait for it before deciding whether to write. */
+		bp_wait_writeback(p, f, NULL);
+		int r = bp_start_writeback(p, f, BP_WB_WAIT);
+		if (r < 0 && !unwritten)
+			unwritten = r;
+	}
+	wait_all_writeback(p);
+	return unwritten;
+}
+
+/* bp_write_frames, then the write error since the last report and the
+ * fsync of every file: bp_flush's work, for the frames want picks. */
+static int write_and_sync(struct bp_pool *pool, bool (*want)(const struct bp_frame *f, void *arg),
+			  void *arg, int *fsync_err)
 {
 	*fsync_err = 0;
 	if (pool->flags & BP_OPEN_READONLY)
 		return 0;
-	/* Writes already in flight may fail and leave pages dirty again:
-	 * wait for them before the pass that writes every dirty page. */
-	wait_all_writeback(pool);
-	int unwritten = 0;
-	for (uint32_t i = 0; i < pool->nframes; i++) {
-		int r = bp_start_writeback(pool, &pool->frames[i], BP_WB_WAIT);
-		if (r < 0 && !unwritten)
-			unwritten = r;
-	}
-	wait_all_writeback(pool);
-	/* The completions' write_err stores happen before their
-	 * fwait_bit_clear, which our bit waits observed. */
+	int unwritten = bp_write_frames(pool, want, arg);
+	/* acq_rel: the completions' write_err stores happen before their
+	 * fwait_bit_clear, which our bit waits observed; the exchange also
+	 * takes the error so it is reported once. */
 	int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
 	*fsync_err = bp_io_fsync(pool);
 	return err ? -err : unwritten;
+}
+
+int bp_flush_errors(struct bp_pool *pool, int *fsync_err)
+{
+	return write_and_sync(pool, NULL, NULL, fsync_err);
 }
 
 int bp_flush(struct bp_pool *pool)
@@ -118,34 +137,28 @@ uint64_t bp_oldest_dirty_lsn(struct bp_pool *pool)
 	return oldest;
 }
 
+/* bp_checkpoint's frames: an oldest unwritten change at or below *arg
+ * (clean frames, and frames changed only after it, are not ours).  Relaxed:
+ * a dirtier's rec_lsn store is published by its unlatch, which our
+ * write-back's shared latch acquires; one missed here is counted by the
+ * redo point taken after the writes. */
+static bool changed_up_to(const struct bp_frame *f, void *arg)
+{
+	uint64_t rec = atomic_load_explicit(&((struct bp_frame *)f)->rec_lsn, memory_order_relaxed);
+	return rec != 0 && rec <= *(const uint64_t *)arg;
+}
+
 int bp_checkpoint(struct bp_pool *pool, uint64_t upto, uint64_t *redo_lsn)
 {
 	if (!pool || !redo_lsn)
 		return -EINVAL;
-	int unwritten = 0, err = 0, fsync_err = 0;
-	if (!(pool->flags & BP_OPEN_READONLY)) {
-		for (uint32_t i = 0; i < pool->nframes; i++) {
-			struct bp_frame *f = &pool->frames[i];
-			uint64_t rec = atomic_load_explicit(&f->rec_lsn, memory_order_relaxed);
-			if (rec == 0 || rec > upto)
-				continue; /* clean, or changed only after upto: not ours */
-			/* A write in flight may fail and leave it dirty again. */
-			bp_wait_writeback(pool, f, NULL);
-			int r = bp_start_writeback(pool, f, BP_WB_WAIT);
-			if (r < 0 && !unwritten)
-				unwritten = r;
-		}
-		wait_all_writeback(pool);
-		/* As bp_flush: the completions' write_err stores happen before
-		 * their fwait_bit_clear, which our bit waits observed. */
-		err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
-		fsync_err = bp_io_fsync(pool);
-	}
+	int fsync_err;
+	int err = write_and_sync(pool, changed_up_to, &upto, &fsync_err);
 	/* Measured after the writes: a page left dirty by a failed write, or
 	 * dirtied meanwhile with an old LSN, keeps the redo point early. */
 	uint64_t oldest = bp_oldest_dirty_lsn(pool);
 	*redo_lsn = oldest < upto ? oldest : upto;
-	return err ? -err : unwritten ? unwritten : fsync_err;
+	return err ? err : fsync_err;
 }
 
 /* ---- background writer ---- */
