@@ -96,6 +96,9 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 void bp_file_teardown(struct bp_pool *p, struct bp_file *file)
 {
 	pthread_mutex_lock(&p->files_lock);
+	/* Relaxed: no frame holds a page of the file and no I/O of it is in
+	 * flight, so no reader (bp_file_of) looks at this slot now; the lock
+	 * orders it against bp_io_fsync's walk and the next open's reuse. */
 	atomic_store_explicit(&p->files[file->id], NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&p->files_lock);
 	bp_io_file_destroy(file);
@@ -114,26 +117,30 @@ int bp_file_open(struct bp_file **out, struct bp_pool *pool, const char *path, u
 	return bp_file_setup(pool, path, flags, out);
 }
 
-/* Is any page of file id at or past from pinned?  (-EBUSY, logged.) */
-static int check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t from,
-			  const char *caller)
+int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t from,
+		      const char *caller)
 {
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
 		uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
-		if (tag == BP_NO_PAGE || bp_tag_file(tag) != file->id || bp_tag_page(tag) < from)
+		if (file && (tag == BP_NO_PAGE || bp_tag_file(tag) != file->id ||
+			     bp_tag_page(tag) < from))
 			continue;
-		/* Acquire pairs with the release of the last unpin.  The tag
-		 * again after the pins: a frame of ours that was clean may
-		 * have been evicted and pinned for another file's page in
-		 * between, whose pin is not ours to refuse. */
-		if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) &&
-		    atomic_load_explicit(&f->pageno, memory_order_relaxed) == tag) {
+		/* Acquire pairs with the release of the last unpin.  For one
+		 * file, the tag again after the pins: a frame of ours that
+		 * was clean may have been evicted and pinned for another
+		 * file's page in between, whose pin is not ours to refuse. */
+		if (!bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) ||
+		    (file && atomic_load_explicit(&f->pageno, memory_order_relaxed) != tag))
+			continue;
+		if (tag == BP_NO_PAGE || bp_tag_file(tag) == 0)
+			bp_log(p->log, p->log_arg, BP_LOG_ERROR, "%s: frame %u (page %llu) is still pinned",
+			       caller, i, (unsigned long long)tag);
+		else
 			bp_log(p->log, p->log_arg, BP_LOG_ERROR,
-			       "%s: page %llu of file %u is still pinned", caller,
-			       (unsigned long long)bp_tag_page(tag), file->id);
-			return -EBUSY;
-		}
+			       "%s: frame %u (page %llu of file %u) is still pinned", caller, i,
+			       (unsigned long long)bp_tag_page(tag), bp_tag_file(tag));
+		return -EBUSY;
 	}
 	return 0;
 }
@@ -152,7 +159,7 @@ int bp_file_close(struct bp_file *file)
 	if (!file || file->id == 0)
 		return -EINVAL; /* file 0 is closed by bp_close */
 	struct bp_pool *p = file->pool;
-	int r = check_unpinned(p, file, 0, "bp_file_close");
+	int r = bp_check_unpinned(p, file, 0, "bp_file_close");
 	if (r < 0)
 		return r;
 	if (!(file->flags & BP_OPEN_READONLY)) {
@@ -194,7 +201,7 @@ int bp_file_discard(struct bp_file *file)
 	if (!file || file->id == 0)
 		return -EINVAL;
 	struct bp_pool *p = file->pool;
-	int r = check_unpinned(p, file, 0, "bp_file_discard");
+	int r = bp_check_unpinned(p, file, 0, "bp_file_discard");
 	if (r == 0)
 		r = bp_drop_frames(p, file->id, 0);
 	if (r < 0)
@@ -212,7 +219,7 @@ int bp_file_truncate(struct bp_file *file, uint64_t npages)
 		return -EROFS;
 	if (npages > file->max_pageno)
 		return -EFBIG;
-	int r = check_unpinned(p, file, npages, "bp_file_truncate");
+	int r = bp_check_unpinned(p, file, npages, "bp_file_truncate");
 	if (r == 0)
 		r = bp_drop_frames(p, file->id, npages);
 	if (r < 0)

@@ -473,6 +473,11 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from);
  * BP_OPEN_CREATE/TRUNCATE/READONLY of flags (and the pool's O_DIRECT),
  * and publish it.  0, -EMFILE (BP_MAX_FILES open), -ENOMEM, -errno. */
 int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp_file **out);
+/* -EBUSY (logged as caller's, naming the frame and its page) if a frame
+ * holding a page of file at or past page from is pinned; a NULL file: any
+ * pinned frame.  Else 0. */
+int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t from,
+		      const char *caller);
 /* Unpublish, close and free a file none of whose pages is in a frame. */
 void bp_file_teardown(struct bp_pool *p, struct bp_file *file);
 

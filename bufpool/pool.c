@@ -25,13 +25,9 @@
  * or nowhere when that is NULL.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "bufpool/internal.h"
 #include "bufpool/pagemem.h"
@@ -259,21 +255,6 @@ fail:
 }
 
 /* caller: "bp_close" or "bp_discard", for the message. */
-static bool any_pinned(struct bp_pool *p, const char *caller)
-{
-	for (uint32_t i = 0; i < p->nframes; i++) {
-		struct bp_frame *f = &p->frames[i];
-		/* Acquire pairs with the release of the last unpin. */
-		if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire))) {
-			bp_log(p->log, p->log_arg, BP_LOG_ERROR,
-			       "%s: frame %u (page %llu) is still pinned", caller, i,
-			       (unsigned long long)atomic_load_explicit(&f->pageno,
-									memory_order_relaxed));
-			return true;
-		}
-	}
-	return false;
-}
 
 static bool any_dirty(struct bp_pool *p)
 {
@@ -290,7 +271,7 @@ static int quiesce(struct bp_pool *pool, const char *caller)
 	bp_writer_stop(pool);
 	for (uint32_t i = 0; i < pool->nframes; i++)
 		bp_wait_writeback(pool, &pool->frames[i], NULL);
-	if (any_pinned(pool, caller)) {
+	if (bp_check_unpinned(pool, NULL, 0, caller) < 0) {
 		bp_writer_start(pool);
 		return -EBUSY;
 	}
