@@ -37,10 +37,11 @@ int bp_fault_set(struct bp_pool *pool, const struct bp_fault *fault)
 {
 	if (!pool || !fault)
 		return -EINVAL;
-	if ((unsigned)fault->op >= BP_FAULT_OP_COUNT || (unsigned)fault->kind > BP_FAULT_SLOW ||
+	if ((unsigned)fault->op >= BP_FAULT_OP_COUNT || (unsigned)fault->kind > BP_FAULT_NO_WAL ||
 	    fault->err < 0 || fault->probability_ppm > 1000000u)
 		return -EINVAL;
-	if (fault->op == BP_FAULT_FSYNC && fault->kind == BP_FAULT_SHORT)
+	if ((fault->op == BP_FAULT_FSYNC && fault->kind == BP_FAULT_SHORT) ||
+	    (fault->op != BP_FAULT_WRITE && fault->kind == BP_FAULT_NO_WAL))
 		return -EINVAL;
 	pthread_mutex_lock(&pool->fault.lock);
 	struct bp_fault_rule *r = &pool->fault.rules[fault->op];
@@ -101,6 +102,9 @@ enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
 		break;
 	case BP_FAULT_SLOW:
 		*delay_us = r->f.delay_us;
+		break;
+	case BP_FAULT_NO_WAL:
+		a = BP_FA_NO_WAL;
 		break;
 	}
 	bp_count(p, BP_C_FAULTS);

@@ -401,7 +401,7 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
 
 /* fault.c (layer 3) */
-enum bp_fault_action { BP_FA_NONE = 0, BP_FA_FAIL, BP_FA_SHORT };
+enum bp_fault_action { BP_FA_NONE = 0, BP_FA_FAIL, BP_FA_SHORT, BP_FA_NO_WAL };
 int bp_fault_init(struct bp_pool *p);
 void bp_fault_destroy(struct bp_pool *p);
 /* Decide the fault for one I/O; *err gets the errno for FAIL, *delay_us the

@@ -191,18 +191,19 @@ static int wal_rule(struct bp_pool *p, struct bp_frame *f)
 static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 {
 	struct bp_pool *p = th->p;
-	if (r->op == BP_IO_WRITE) {
-		int err = wal_rule(p, r->frame);
-		if (err)
-			return err;
+	int err = 0;
+	uint64_t delay = 0;
+	/* The fault filter's page numbers are a file's own (each file's).
+	 * Checked before the write-ahead rule, which BP_FAULT_NO_WAL skips. */
+	enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
+						bp_tag_page(r->pageno), &err, &delay);
+	if (r->op == BP_IO_WRITE && a != BP_FA_NO_WAL) {
+		int werr = wal_rule(p, r->frame);
+		if (werr)
+			return werr;
 	}
 	if (p->io_latency_us)
 		sleep_us(p->io_latency_us);
-	int err = 0;
-	uint64_t delay = 0;
-	/* The fault filter's page numbers are a file's own (each file's). */
-	enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
-						bp_tag_page(r->pageno), &err, &delay);
 	if (delay)
 		sleep_us(delay);
 	if (a == BP_FA_FAIL)

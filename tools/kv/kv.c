@@ -1,16 +1,23 @@
 /*
  * kv.c - a B+-tree key-value store on bufpool pages (see kv.h): lookups,
- * scans, inserts with splits, open and close.  The page layout is in
- * kv_node.h, the structure check in kv_check.c.
+ * scans, inserts with splits, commits and checkpoints.  The page layout is
+ * in kv_node.h, the log in kv_log.c, recovery in kv_recover.c, open and
+ * close in kv_open.c, the structure check in kv_check.c.
  *
  * Design note
  * -----------
- * Layer: the store, on bufpool (see kv.h).
+ * Layer: the tree, on the log (kv_log.h) and bufpool; kv_open.c and
+ * kv_recover.c sit on it.
  *
  * Latches (every page's content is guarded by its pool content latch; the
  * meta page's latch guards root and height):
  *   - read a node under a shared latch, change it under an exclusive one,
- *     then bp_mark_dirty before unlatching;
+ *     then log the change (kv_change_finish: one record for all the pages
+ *     of one operation, each stamped with its LSN and marked dirty) before
+ *     unlatching any of them, so no one sees, and the pool writes, no page
+ *     of a change before the change has its place in the log;
+ *   - a commit (sync_commit) waits for the log only after every latch is
+ *     released: no latch is held across an fsync;
  *   - descents couple latches: the child is latched before the parent is
  *     released ("crabbing"), so a node seen through its parent cannot be
  *     split away in between;
@@ -27,6 +34,7 @@
  */
 #include "kv.h"
 #include "kv_node.h"
+#include "kv_log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -63,22 +71,88 @@ void kv_node_unlatch_unpin(struct kv_store *kv, struct bp_frame *f, enum bp_latc
 		bp_release(kv->pool, f);
 }
 
-/* A fresh page, pinned and latched exclusive, as a node of this level. */
-static int new_node(struct kv_store *kv, unsigned level, uint64_t *pageno, struct bp_frame **out)
+/* ---- Changes ---------------------------------------------------------------- */
+
+/* A fresh page, pinned and latched exclusive, as a node of this level; it
+ * joins the change c, which unlatches and unpins it when done. */
+int kv_new_node(struct kv_store *kv, struct kv_change *c, unsigned level, uint64_t *pageno,
+		struct bp_frame **out)
 {
+	if (c->nfresh == KV_LOG_MAX_PARTS)
+		return -EFBIG;
 	int rc = bp_new_page(kv->pool, pageno, out);
 	if (rc)
 		return rc;
 	bp_latch(kv->pool, *out, BP_LATCH_EXCLUSIVE);
 	memset(bp_data(*out), 0, bp_page_size(kv->pool));
 	kv_hdr_of(*out)->level = (uint16_t)level;
+	c->fresh[c->nfresh++] = *out;
 	return 0;
 }
 
-static void dirty_unlatch_unpin(struct kv_store *kv, struct bp_frame *f)
+/* Page f (latched exclusive) was changed as a whole: log its image. */
+void kv_change_page(struct kv_store *kv, struct kv_change *c, struct bp_frame *f)
 {
-	bp_mark_dirty(kv->pool, f);
-	kv_node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
+	for (unsigned i = 0; i < c->n; i++)
+		if (c->parts[i].frame == f) {
+			c->parts[i].type = KV_LOG_IMAGE; /* an upsert grew into more */
+			c->parts[i].data = bp_data(f);
+			return;
+		}
+	/* Bounded: a change touches at most two pages a level, a root and
+	 * the meta page, which KV_LOG_MAX_PARTS covers (KV_MAX_HEIGHT). */
+	c->parts[c->n++] = (struct kv_log_part){.type = KV_LOG_IMAGE, .frame = f,
+						.pageno = bp_frame_pageno(f), .data = bp_data(f)};
+}
+
+/* Slot pos of leaf f got key's new value: log just that. */
+static void change_upsert(struct kv_change *c, struct bp_frame *f, uint64_t key, const void *value)
+{
+	c->parts[c->n++] = (struct kv_log_part){.type = KV_LOG_UPSERT, .frame = f,
+						.pageno = bp_frame_pageno(f), .key = key,
+						.value = value};
+}
+
+/* Log the change (every page gets its LSN and is marked dirty) or, with no
+ * log, mark its pages dirty; then unlatch and unpin its fresh pages.  The
+ * caller still holds the latches of the others: it unlatches them after
+ * this, so no page of the change is seen without its LSN.  *end: the log
+ * position to flush for this change to be durable (0: no log). */
+int kv_change_finish(struct kv_store *kv, struct kv_change *c, uint64_t *end)
+{
+	int rc = 0;
+	uint64_t lsn;
+	*end = 0;
+	if (c->n && kv->log)
+		rc = kv_log_append(kv->log, c->parts, c->n, &lsn, end);
+	else
+		for (unsigned i = 0; i < c->n; i++)
+			bp_mark_dirty(kv->pool, c->parts[i].frame);
+	for (unsigned i = 0; i < c->nfresh; i++)
+		kv_node_unlatch_unpin(kv, c->fresh[i], BP_LATCH_EXCLUSIVE);
+	c->n = c->nfresh = 0;
+	return rc;
+}
+
+/* After a change, with no latch held: the commit of sync_commit, a
+ * checkpoint when the log has grown by checkpoint_bytes. */
+static int after_change(struct kv_store *kv, uint64_t end)
+{
+	if (!kv->log || end == 0)
+		return 0;
+	int rc = 0;
+	if (kv->sync_commit) {
+		rc = kv_log_flush(kv->log, end);
+		kv_log_count_commit(kv->log);
+	}
+	if (end >= atomic_load_explicit(&kv->next_checkpoint, memory_order_relaxed) &&
+	    pthread_mutex_trylock(&kv->checkpoint_lock) == 0) {
+		/* A failed checkpoint leaves the previous one standing; the
+		 * change itself is logged, so it is not this caller's error. */
+		(void)kv_checkpoint_locked(kv);
+		pthread_mutex_unlock(&kv->checkpoint_lock);
+	}
+	return rc;
 }
 
 /* Crab down with shared latches to the leaf holding key; the leaf is
@@ -165,19 +239,6 @@ int kv_scan(struct kv_store *kv, uint64_t start, size_t max, kv_scan_fn fn, void
 
 /* ---- Writes --------------------------------------------------------------- */
 
-/* Make room at slot pos of a leaf that is not full, return the slot's value. */
-static uint8_t *leaf_open_slot(struct kv_store *kv, struct bp_frame *f, unsigned pos, uint64_t key)
-{
-	unsigned n = kv_hdr_of(f)->nkeys;
-	uint64_t *k = kv_keys_of(f);
-	memmove(k + pos + 1, k + pos, (n - pos) * sizeof(*k));
-	memmove(kv_value_at(kv, f, pos + 1), kv_value_at(kv, f, pos), (size_t)(n - pos) * kv->value_size);
-	k[pos] = key;
-	kv_hdr_of(f)->nkeys = (uint16_t)(n + 1);
-	memset(kv_value_at(kv, f, pos), 0, kv->value_size);
-	return kv_value_at(kv, f, pos);
-}
-
 static void inner_insert(struct kv_store *kv, struct bp_frame *f, uint64_t sep, uint64_t child)
 {
 	unsigned n = kv_hdr_of(f)->nkeys, pos = kv_upper_bound(kv_keys_of(f), n, sep);
@@ -189,15 +250,16 @@ static void inner_insert(struct kv_store *kv, struct bp_frame *f, uint64_t sep, 
 	kv_hdr_of(f)->nkeys = (uint16_t)(n + 1);
 }
 
-
 /* Split the full leaf f while inserting key at pos: the upper half moves to
  * a new right sibling, whose first key (*sep) and page (*right) the caller
- * inserts into the parent.  Both halves end with about (n + 1) / 2 keys. */
-static int split_leaf(struct kv_store *kv, struct bp_frame *f, unsigned pos, uint64_t key,
-		      kv_fill_fn fill, void *arg, uint64_t *sep, uint64_t *right)
+ * inserts into the parent.  Both halves end with about (n + 1) / 2 keys.
+ * Both pages join the change (the new one stays latched until it is
+ * logged: its LSN must be set before anyone can reach it). */
+static int split_leaf(struct kv_store *kv, struct kv_change *ch, struct bp_frame *f, unsigned pos,
+		      uint64_t key, kv_fill_fn fill, void *arg, uint64_t *sep, uint64_t *right)
 {
 	struct bp_frame *nf;
-	int rc = new_node(kv, 0, right, &nf);
+	int rc = kv_new_node(kv, ch, 0, right, &nf);
 	if (rc)
 		return rc;
 	unsigned n = kv_hdr_of(f)->nkeys, half = (n + 1) / 2;
@@ -208,26 +270,28 @@ static int split_leaf(struct kv_store *kv, struct bp_frame *f, unsigned pos, uin
 	kv_hdr_of(nf)->nkeys = (uint16_t)(n - cut);
 	kv_hdr_of(f)->nkeys = (uint16_t)cut;
 	if (goes_left)
-		fill(leaf_open_slot(kv, f, pos, key), false, arg);
+		fill(kv_leaf_open_slot(kv, f, pos, key), false, arg);
 	else
-		fill(leaf_open_slot(kv, nf, pos - cut, key), false, arg);
+		fill(kv_leaf_open_slot(kv, nf, pos - cut, key), false, arg);
 	kv_hdr_of(nf)->next = kv_hdr_of(f)->next;
 	kv_hdr_of(f)->next = *right;
 	*sep = kv_keys_of(nf)[0];
-	dirty_unlatch_unpin(kv, nf);
+	kv_change_page(kv, ch, f);
+	kv_change_page(kv, ch, nf);
 	return 0;
 }
 
 /* Split the full inner node f while inserting the pair (*sep, *right): the
  * middle key moves up, the keys above it go to a new right node; on return
- * (*sep, *right) is the pair for the parent. */
-static int split_inner(struct kv_store *kv, struct bp_frame *f, uint64_t *sep, uint64_t *right)
+ * (*sep, *right) is the pair for the parent.  Both join the change. */
+static int split_inner(struct kv_store *kv, struct kv_change *ch, struct bp_frame *f,
+		       uint64_t *sep, uint64_t *right)
 {
 	unsigned n = kv_hdr_of(f)->nkeys, pos = kv_upper_bound(kv_keys_of(f), n, *sep);
 	uint64_t *k = malloc((n + 1) * sizeof(*k)), *c = malloc((n + 2) * sizeof(*c));
 	uint64_t *fk = kv_keys_of(f), *fc = kv_children_of(kv, f), rpage;
 	struct bp_frame *nf;
-	int rc = k && c ? new_node(kv, kv_hdr_of(f)->level, &rpage, &nf) : -ENOMEM;
+	int rc = k && c ? kv_new_node(kv, ch, kv_hdr_of(f)->level, &rpage, &nf) : -ENOMEM;
 	if (rc == 0) {
 		/* k, c: the node's keys and children with the pair inserted */
 		memcpy(k, fk, pos * sizeof(*k));
@@ -245,7 +309,8 @@ static int split_inner(struct kv_store *kv, struct bp_frame *f, uint64_t *sep, u
 		kv_hdr_of(nf)->nkeys = (uint16_t)(n - mid);
 		*sep = k[mid];
 		*right = rpage;
-		dirty_unlatch_unpin(kv, nf);
+		kv_change_page(kv, ch, f);
+		kv_change_page(kv, ch, nf);
 	}
 	free(k);
 	free(c);
@@ -256,11 +321,14 @@ static int split_inner(struct kv_store *kv, struct bp_frame *f, uint64_t *sep, u
  * meta page, path[first..depth) the pages still latched.  Everything above
  * a safe (not full) node is released, so a split stops at path[first] or,
  * if that is the meta page, grows a new root.  The meta page is latched
- * shared first and exclusive only on a retry when the root itself is full. */
+ * shared first and exclusive only on a retry when the root itself is full.
+ * The whole split is one change: every page it touched is logged as an
+ * image in one record, before any of them is unlatched. */
 static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill, void *arg,
-			      enum bp_latch_mode meta_mode)
+			      enum bp_latch_mode meta_mode, uint64_t *end)
 {
 	struct bp_frame *path[KV_MAX_HEIGHT + 2];
+	struct kv_change ch = {0};
 	unsigned first = 0, depth = 1, i;
 	int rc;
 	bp_latch(kv->pool, kv->meta, meta_mode);
@@ -278,7 +346,7 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 		} else if (depth == 2 && meta_mode == BP_LATCH_SHARED) { /* full root */
 			kv_node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
 			bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
-			return upsert_pessimistic(kv, key, fill, arg, BP_LATCH_EXCLUSIVE);
+			return upsert_pessimistic(kv, key, fill, arg, BP_LATCH_EXCLUSIVE, end);
 		}
 		if (kv_hdr_of(f)->level == 0)
 			break;
@@ -292,19 +360,19 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 	unsigned n = kv_hdr_of(leaf)->nkeys, pos = kv_lower_bound(kv_keys_of(leaf), n, key);
 	if (pos < n && kv_keys_of(leaf)[pos] == key) { /* someone inserted it meanwhile */
 		fill(kv_value_at(kv, leaf, pos), true, arg);
-		bp_mark_dirty(kv->pool, leaf);
+		change_upsert(&ch, leaf, key, kv_value_at(kv, leaf, pos));
 		goto out;
 	}
 	rc = 1;
 	if (n < kv->leaf_cap) { /* someone split it meanwhile */
-		fill(leaf_open_slot(kv, leaf, pos, key), false, arg);
-		bp_mark_dirty(kv->pool, leaf);
+		uint8_t *v = kv_leaf_open_slot(kv, leaf, pos, key);
+		fill(v, false, arg);
+		change_upsert(&ch, leaf, key, v);
 		goto out;
 	}
 	uint64_t sep, right;
-	int err = split_leaf(kv, leaf, pos, key, fill, arg, &sep, &right);
+	int err = split_leaf(kv, &ch, leaf, pos, key, fill, arg, &sep, &right);
 	for (i = depth - 2; err == 0; i--) {
-		bp_mark_dirty(kv->pool, path[i + 1]);
 		struct bp_frame *f = path[i];
 		if (f == kv->meta) { /* the root split: grow a new root above it */
 			struct kv_meta *m = bp_data(f);
@@ -314,40 +382,44 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 				err = -EFBIG;
 				break;
 			}
-			err = new_node(kv, m->height + 1, &rpage, &rf);
+			err = kv_new_node(kv, &ch, m->height + 1, &rpage, &rf);
 			if (err)
 				break;
 			kv_keys_of(rf)[0] = sep;
 			kv_children_of(kv, rf)[0] = m->root;
 			kv_children_of(kv, rf)[1] = right;
 			kv_hdr_of(rf)->nkeys = 1;
-			dirty_unlatch_unpin(kv, rf);
+			kv_change_page(kv, &ch, rf);
 			m->root = rpage;
 			m->height++;
-			bp_mark_dirty(kv->pool, f);
+			kv_change_page(kv, &ch, f);
 			break;
 		}
 		if (kv_hdr_of(f)->nkeys < kv->inner_cap) {
 			inner_insert(kv, f, sep, right);
-			bp_mark_dirty(kv->pool, f);
+			kv_change_page(kv, &ch, f);
 			break;
 		}
-		err = split_inner(kv, f, &sep, &right);
+		err = split_inner(kv, &ch, f, &sep, &right);
 	}
 	/* A split that fails half way (no memory or frame for a new page) can
 	 * leave a new sibling reachable only through the leaf chain; kv_check
-	 * reports it. */
+	 * reports it.  What was changed is logged all the same, so the file
+	 * and the log agree with memory. */
 	if (err)
 		rc = err;
-out:
+out:;
+	int lrc = kv_change_finish(kv, &ch, end);
 	for (; first < depth; first++)
 		kv_node_unlatch_unpin(kv, path[first], first ? BP_LATCH_EXCLUSIVE : meta_mode);
-	return rc;
+	return rc < 0 ? rc : lrc ? lrc : rc;
 }
 
 int kv_upsert(struct kv_store *kv, uint64_t key, kv_fill_fn fill, void *arg)
 {
 	struct bp_frame *leaf;
+	struct kv_change ch = {0};
+	uint64_t end = 0;
 	if (!kv || !fill)
 		return -EINVAL;
 	/* Optimistic: shared latches down, the leaf exclusive. */
@@ -355,18 +427,29 @@ int kv_upsert(struct kv_store *kv, uint64_t key, kv_fill_fn fill, void *arg)
 	if (rc)
 		return rc;
 	unsigned n = kv_hdr_of(leaf)->nkeys, pos = kv_lower_bound(kv_keys_of(leaf), n, key);
+	uint8_t *v = NULL;
 	if (pos < n && kv_keys_of(leaf)[pos] == key) {
-		fill(kv_value_at(kv, leaf, pos), true, arg);
-		dirty_unlatch_unpin(kv, leaf);
-		return 0;
+		v = kv_value_at(kv, leaf, pos);
+		fill(v, true, arg);
+	} else if (n < kv->leaf_cap) {
+		v = kv_leaf_open_slot(kv, leaf, pos, key);
+		fill(v, false, arg);
+		rc = 1;
 	}
-	if (n < kv->leaf_cap) {
-		fill(leaf_open_slot(kv, leaf, pos, key), false, arg);
-		dirty_unlatch_unpin(kv, leaf);
-		return 1;
+	if (!v) { /* full: split, pessimistically */
+		kv_node_unlatch_unpin(kv, leaf, BP_LATCH_EXCLUSIVE);
+		rc = upsert_pessimistic(kv, key, fill, arg, BP_LATCH_SHARED, &end);
+	} else {
+		change_upsert(&ch, leaf, key, v);
+		int lrc = kv_change_finish(kv, &ch, &end);
+		kv_node_unlatch_unpin(kv, leaf, BP_LATCH_EXCLUSIVE);
+		if (lrc)
+			return lrc;
 	}
-	kv_node_unlatch_unpin(kv, leaf, BP_LATCH_EXCLUSIVE);
-	return upsert_pessimistic(kv, key, fill, arg, BP_LATCH_SHARED);
+	if (rc < 0)
+		return rc;
+	int crc = after_change(kv, end);
+	return crc ? crc : rc;
 }
 
 struct kv_copy_arg {
@@ -387,109 +470,52 @@ int kv_put(struct kv_store *kv, uint64_t key, const void *value)
 	return kv_upsert(kv, key, fill_copy, &a);
 }
 
-/* ---- Open and close ------------------------------------------------------------ */
+/* ---- Commit and checkpoint --------------------------------------------------- */
 
-/* Node capacities for this page and value size; -EINVAL if too small. */
-static int set_geometry(struct kv_store *kv)
+int kv_commit(struct kv_store *kv)
 {
-	/* bp_data_size: with BP_OPEN_CHECKSUMS the page's trailer is the pool's. */
-	uint32_t body = bp_data_size(kv->pool) - (uint32_t)sizeof(struct kv_node_hdr);
-	kv->leaf_cap = body / (uint32_t)(sizeof(uint64_t) + kv->value_size);
-	kv->inner_cap = (body - (uint32_t)sizeof(uint64_t)) / (2 * (uint32_t)sizeof(uint64_t));
-	return kv->leaf_cap < 4 || kv->inner_cap > UINT16_MAX ? -EINVAL : 0;
-}
-
-static int format_store(struct kv_store *kv)
-{
-	struct bp_frame *rf;
-	uint64_t meta_page, root_page;
-	int rc = bp_new_page(kv->pool, &meta_page, &kv->meta);
-	if (rc)
-		return rc;
-	rc = meta_page == 0 ? new_node(kv, 0, &root_page, &rf) : -EBADMSG;
-	if (rc)
-		return rc;
-	dirty_unlatch_unpin(kv, rf);
-	bp_latch(kv->pool, kv->meta, BP_LATCH_EXCLUSIVE);
-	struct kv_meta *m = bp_data(kv->meta);
-	*m = (struct kv_meta){.magic = KV_MAGIC, .page_size = bp_page_size(kv->pool),
-			      .value_size = kv->value_size, .root = root_page};
-	bp_mark_dirty(kv->pool, kv->meta);
-	bp_unlatch(kv->pool, kv->meta, BP_LATCH_EXCLUSIVE);
-	return 0;
-}
-
-static int load_meta(struct kv_store *kv, uint32_t want_value_size)
-{
-	int rc = bp_get(kv->pool, 0, 0, &kv->meta);
-	if (rc)
-		return rc;
-	bp_latch(kv->pool, kv->meta, BP_LATCH_SHARED);
-	const struct kv_meta *m = bp_data(kv->meta);
-	if (m->magic != KV_MAGIC || m->page_size != bp_page_size(kv->pool) ||
-	    (want_value_size && m->value_size != want_value_size) || m->value_size < 8 ||
-	    m->value_size > KV_VALUE_SIZE_MAX || m->height >= KV_MAX_HEIGHT ||
-	    m->root == 0 || m->root >= bp_page_count(kv->pool))
-		rc = -EBADMSG;
-	kv->value_size = m->value_size;
-	bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
-	return rc;
-}
-
-int kv_open(struct kv_store **out, const struct kv_config *cfg)
-{
-	if (!out || !cfg || !cfg->path ||
-	    (cfg->value_size && (cfg->value_size < 8 || cfg->value_size > KV_VALUE_SIZE_MAX)))
+	if (!kv || !kv->log)
 		return -EINVAL;
-	struct kv_store *kv = calloc(1, sizeof(*kv));
-	if (!kv)
-		return -ENOMEM;
-	kv->log = cfg->pool.log;
-	kv->log_arg = cfg->pool.log_arg;
-	struct bp_config pc = cfg->pool;
-	pc.path = cfg->path;
-	pc.flags |= (cfg->create ? BP_OPEN_CREATE : 0) | (cfg->truncate ? BP_OPEN_TRUNCATE : 0);
-	int rc = bp_open(&kv->pool, &pc);
-	if (rc) {
-		free(kv);
-		return rc;
-	}
-	bool fresh = bp_page_count(kv->pool) == 0;
-	kv->value_size = cfg->value_size ? cfg->value_size : KV_VALUE_SIZE_DEFAULT;
-	if (fresh && !cfg->create && !cfg->truncate)
-		rc = -EBADMSG; /* an empty file we were not asked to format */
-	else if (fresh)
-		rc = set_geometry(kv) ? -EINVAL : format_store(kv);
-	else if ((rc = load_meta(kv, cfg->value_size)) == 0)
-		rc = set_geometry(kv) ? -EBADMSG : 0;
-	if (rc) {
-		if (kv->meta)
-			bp_release(kv->pool, kv->meta);
-		if (bp_close(kv->pool) < 0)
-			bp_discard(kv->pool);
-		free(kv);
-		return rc;
-	}
-	*out = kv;
-	return 0;
+	int rc = kv_log_flush(kv->log, kv_log_end(kv->log));
+	kv_log_count_commit(kv->log);
+	return rc;
 }
 
-int kv_close(struct kv_store *kv)
+int kv_checkpoint_locked(struct kv_store *kv)
 {
-	if (!kv)
-		return 0;
-	bp_release(kv->pool, kv->meta);
-	int rc = bp_close(kv->pool);
-	if (rc < 0 && bp_discard(kv->pool) == 0 && kv->log) { /* bp_close left it open */
-		/* The store has no stream of its own either: its one message
-		 * goes where the pool's go. */
-		char msg[128];
-		snprintf(msg, sizeof(msg), "kv_close: close failed (%s): unwritten pages discarded",
-			 strerror(-rc));
-		kv->log(kv->log_arg, BP_LOG_ERROR, msg);
-	}
-	free(kv);
+	/* Every record below upto has dirtied its pages before upto was
+	 * read (kv_log_append dirties inside the log mutex), so the
+	 * checkpoint's scan sees them all. */
+	uint64_t upto = kv_log_end(kv->log), redo;
+	atomic_store_explicit(&kv->next_checkpoint, upto + kv->checkpoint_bytes,
+			      memory_order_relaxed);
+	int rc = bp_checkpoint(kv->pool, upto, &redo);
+	if (rc == 0)
+		rc = kv_log_set_redo(kv->log, redo);
+	if (rc == 0)
+		kv_log_count_checkpoint(kv->log);
 	return rc;
+}
+
+int kv_checkpoint(struct kv_store *kv)
+{
+	if (!kv || !kv->log)
+		return -EINVAL;
+	pthread_mutex_lock(&kv->checkpoint_lock);
+	int rc = kv_checkpoint_locked(kv);
+	pthread_mutex_unlock(&kv->checkpoint_lock);
+	return rc;
+}
+
+int kv_log_stats(struct kv_store *kv, struct kv_log_stats *out)
+{
+	if (!kv || !out)
+		return -EINVAL;
+	*out = (struct kv_log_stats){0};
+	if (kv->log)
+		kv_log_get_stats(kv->log, out);
+	out->recovered_records = kv->recovered_records;
+	return 0;
 }
 
 uint32_t kv_value_size(const struct kv_store *kv) { return kv ? kv->value_size : 0; }

@@ -26,6 +26,17 @@
  * Latches are always taken top-down (meta, root, ..., leaf) and, on the leaf
  * level, left to right, so there is no deadlock.  See kv.c.
  *
+ * Durability (kv_config.durable; kv_log.c, kv_recover.c): every change is
+ * written to a redo log (<path>.wal, with its control file <path>.ctl)
+ * before any page it touched can reach the file, through the pool's
+ * write-ahead hook (bp_config.flush_log).  A change is durable once
+ * kv_commit returns after it, or when kv_put/kv_upsert return with
+ * sync_commit set; concurrent commits share one log fsync (group commit).
+ * kv_open replays the log from the last checkpoint, so after a crash
+ * (kill -9, power loss short of a torn page write) the tree and every
+ * durable change are back.  Without durable the store is as fast as
+ * before and a crash may leave it torn.
+ *
  * Thread safety: every function except kv_open/kv_close may be called from
  * any number of threads at once; kv_close must not race with other calls.
  * Functions return 0 (or a count) or a negative errno.
@@ -52,10 +63,20 @@ struct kv_config {
 	bool truncate;           /* start from an empty store */
 	uint32_t value_size;     /* 8..KV_VALUE_SIZE_MAX; 0 = 100 (or the file's) */
 	struct bp_config pool;   /* nframes, page_size, policy, io_latency_us...;
-				  * path and the create/truncate flags are set
-				  * by kv_open; pool.log gets the store's own
-				  * messages too (NULL: silent) */
+				  * path, the create/truncate flags and
+				  * flush_log are set by kv_open; pool.log gets
+				  * the store's own messages too (NULL: silent) */
+	/* Durability (see above).  A store with a control file (<path>.ctl)
+	 * is always recovered at kv_open, durable or not, so that a crashed
+	 * durable run is never overwritten unlogged. */
+	bool durable;            /* keep the redo log */
+	bool sync_commit;        /* durable: kv_put/kv_upsert return only once
+				  * their change is durable (an implicit
+				  * kv_commit, group-committed) */
+	uint64_t checkpoint_bytes; /* durable: checkpoint after this much log;
+				    * 0 = KV_CHECKPOINT_BYTES_DEFAULT */
 };
+#define KV_CHECKPOINT_BYTES_DEFAULT (UINT64_C(64) << 20)
 
 /* Open (or create) a store.  *out is set only on success.  -EINVAL for bad
  * arguments or a file that is not a store of this geometry (-EBADMSG), or
@@ -65,6 +86,37 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg);
  * Returns 0 or the first write/fsync error; on an error the unwritten pages
  * are discarded (bp_discard), which is logged to the config's pool.log. */
 int kv_close(struct kv_store *kv);
+
+/* Make every change that returned before this call durable: on 0, each is
+ * in the log on disk (written, then fdatasync returned 0), so a crash from
+ * now on keeps it.  Concurrent calls share one fsync (group commit).
+ * -EINVAL if the store is not durable; once a log write or fsync has
+ * failed, that error from then on for changes not yet durable (sticky,
+ * like the pool's: reopen to recover). */
+int kv_commit(struct kv_store *kv);
+/* A fuzzy checkpoint: write the pages the log has changed so far
+ * (bp_checkpoint, readers and writers keep going), then record in the
+ * control file where recovery starts, so the log before it is no longer
+ * read (its disk space is freed where the file system can punch holes).
+ * Runs by itself every checkpoint_bytes of log.  0, -EINVAL (not
+ * durable), or the pool's or the control file's error (the previous
+ * checkpoint still stands). */
+int kv_checkpoint(struct kv_store *kv);
+
+/* The redo log's counters since kv_open (all 0 for a store that is not
+ * durable, except recovered_records). */
+struct kv_log_stats {
+	uint64_t records;           /* log records appended (one per change) */
+	uint64_t bytes;             /* log bytes appended */
+	uint64_t commits;           /* kv_commit calls and sync_commit changes */
+	uint64_t fsyncs;            /* log fdatasync calls: commits / fsyncs is
+				     * the group-commit factor */
+	uint64_t checkpoints;       /* checkpoints completed */
+	uint64_t recovered_records; /* records replayed by kv_open */
+	uint64_t durable_lsn;       /* the log is on disk below this position */
+};
+/* Fill *out.  -EINVAL for NULL. */
+int kv_log_stats(struct kv_store *kv, struct kv_log_stats *out);
 
 /* Copy the value of key into value (value_size bytes).  0, -ENOENT, or an
  * I/O error of the pool. */

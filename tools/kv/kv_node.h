@@ -9,6 +9,11 @@
  * kv_check.c are all kv_-prefixed, so nothing of the store can collide
  * with a program that links it.
  *
+ * Every page begins with its page LSN (uint64_t; 0 = never logged): the
+ * start of the last log record that changed it (kv_log.h).  Recovery
+ * applies a record to a page only if the page's LSN is below the
+ * record's, so a page written after the record is not changed twice.
+ *
  * Page 0 is the meta page (struct kv_meta); it stays pinned while the store
  * is open.  Every other page is a node: a struct kv_node_hdr, then the keys,
  * then either the values (leaf, level 0) or the child page numbers (inner
@@ -26,15 +31,20 @@
 #ifndef TOOLS_KV_KV_NODE_H
 #define TOOLS_KV_KV_NODE_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kv.h"
+#include "kv_log.h"
 
-#define KV_MAGIC UINT64_C(0x31305452544b5642) /* "BVKTRT01" */
+#define KV_MAGIC UINT64_C(0x32305452544b5642) /* "BVKTRT02": page LSNs */
 #define KV_MAX_HEIGHT 16u
 #define KV_NO_PAGE 0u /* leaf chain end; page 0 is the meta page */
 
 struct kv_meta {
+	uint64_t lsn;   /* first in every page */
 	uint64_t magic;
 	uint32_t page_size;
 	uint32_t value_size;
@@ -44,19 +54,28 @@ struct kv_meta {
 };
 
 struct kv_node_hdr {
+	uint64_t lsn;   /* first in every page */
 	uint16_t level; /* 0 = leaf */
 	uint16_t nkeys;
 	uint32_t reserved;
 	uint64_t next;  /* leaves: right sibling, KV_NO_PAGE at the end */
 };
 
+struct kv_log;
+
 struct kv_store {
 	struct bp_pool *pool;
 	struct bp_frame *meta; /* page 0, pinned from open to close */
+	struct kv_log *log;    /* NULL: not durable */
+	bool sync_commit;
+	uint64_t checkpoint_bytes;
+	_Atomic uint64_t next_checkpoint; /* log position that triggers one */
+	pthread_mutex_t checkpoint_lock;  /* one checkpoint at a time */
+	uint64_t recovered_records;
 	uint32_t value_size;
 	uint32_t leaf_cap;
 	uint32_t inner_cap;
-	void (*log)(void *log_arg, int level, const char *msg); /* cfg->pool.log */
+	void (*log_fn)(void *log_arg, int level, const char *msg); /* cfg->pool.log */
 	void *log_arg;
 };
 
@@ -104,11 +123,45 @@ static inline unsigned kv_upper_bound(const uint64_t *k, unsigned n, uint64_t ke
 	return lo;
 }
 
+/* Make room at slot pos of a leaf that is not full and put key there;
+ * returns the slot's value, zeroed. */
+static inline uint8_t *kv_leaf_open_slot(const struct kv_store *kv, struct bp_frame *f,
+					 unsigned pos, uint64_t key)
+{
+	unsigned n = kv_hdr_of(f)->nkeys;
+	uint64_t *k = kv_keys_of(f);
+	memmove(k + pos + 1, k + pos, (n - pos) * sizeof(*k));
+	memmove(kv_value_at(kv, f, pos + 1), kv_value_at(kv, f, pos), (size_t)(n - pos) * kv->value_size);
+	k[pos] = key;
+	kv_hdr_of(f)->nkeys = (uint16_t)(n + 1);
+	memset(kv_value_at(kv, f, pos), 0, kv->value_size);
+	return kv_value_at(kv, f, pos);
+}
+
 /* Pin page pageno and latch it in mode; -EBADMSG if it is not a node of
  * this store (its key count exceeds the capacity). */
 int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
 		      struct bp_frame **out);
 /* Unlatch and unpin (the meta page stays pinned). */
 void kv_node_unlatch_unpin(struct kv_store *kv, struct bp_frame *f, enum bp_latch_mode mode);
+
+/* ---- Changes (kv.c) ----------------------------------------------------- */
+
+/* The pages one operation changed, all latched exclusive by it until
+ * kv_change_finish has logged them; fresh are the pages it created, which
+ * kv_change_finish unlatches and unpins.  Zero-initialise. */
+struct kv_change {
+	struct kv_log_part parts[KV_LOG_MAX_PARTS];
+	struct bp_frame *fresh[KV_LOG_MAX_PARTS];
+	unsigned n, nfresh;
+};
+int kv_new_node(struct kv_store *kv, struct kv_change *c, unsigned level, uint64_t *pageno,
+		struct bp_frame **out);
+void kv_change_page(struct kv_store *kv, struct kv_change *c, struct bp_frame *f);
+int kv_change_finish(struct kv_store *kv, struct kv_change *c, uint64_t *end);
+/* kv_checkpoint with checkpoint_lock held. */
+int kv_checkpoint_locked(struct kv_store *kv);
+/* Replay one log part into the pool (kv_recover.c): a kv_log_apply_fn. */
+int kv_recover_apply(void *kv, uint64_t lsn, const struct kv_log_part *part);
 
 #endif

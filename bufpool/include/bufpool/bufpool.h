@@ -389,6 +389,10 @@ enum bp_fault_kind {
 	BP_FAULT_FAIL = 0, /* the I/O fails with err */
 	BP_FAULT_SHORT,    /* read/write transfers only half the page */
 	BP_FAULT_SLOW,     /* the I/O succeeds delay_us later */
+	BP_FAULT_NO_WAL,   /* write only: the page is written without the
+			    * write-ahead rule (flush_log is not called): a
+			    * deliberately broken pool, for the tests that
+			    * show a crash test catches one */
 };
 struct bp_fault {
 	enum bp_fault_op op;
