@@ -36,12 +36,13 @@
 
 #include "bufpool/internal.h"
 
-#define BP_GET_FLAGS (BP_GET_CREATE | BP_GET_NOREADAHEAD)
+#define BP_GET_FLAGS (BP_GET_CREATE | BP_GET_NOREADAHEAD | BP_GET_OVERWRITE)
 
 /* Wait until a pinned frame is readable.  0, or the read's negative errno.
  * A frame found in ERROR is read again, unless own_read (the caller
  * submitted the read that failed) or this call already waited on a read. */
-static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read)
+static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read,
+		      bool overwrite)
 {
 	bool waited = own_read; /* the outcome of our own read is final */
 	for (;;) {
@@ -54,6 +55,22 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		}
 		if (s & BP_F_UPTODATE)
 			return 0;
+		if (overwrite && (s & BP_F_ERROR)) {
+			/* BP_GET_OVERWRITE on a failed read: the caller
+			 * replaces the page, so take it zeroed instead of
+			 * reading it again.  Acquire as the retry's below. */
+			uint32_t ns = (s & ~BP_F_ERROR) | BP_F_LOCKED;
+			if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
+					memory_order_acquire, memory_order_relaxed)) {
+				memset(f->data, 0, p->page_size);
+				atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY,
+							 memory_order_relaxed);
+				/* Release pairs with waiters' acquire loads. */
+				fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
+				return 0;
+			}
+			continue;
+		}
 		if (waited || !(s & BP_F_ERROR)) {
 			int err = atomic_load_explicit(&f->io_err, memory_order_relaxed);
 			return -(err ? err : EIO);
@@ -73,11 +90,11 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 /* Last step of bp_get on a pinned frame: wait for it to be readable; on
  * error drop the pin.  own_read: see wait_ready (and it is a miss, not a hit). */
 static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read,
-		      struct bp_frame **out)
+		      unsigned flags, struct bp_frame **out)
 {
 	if (!own_read)
 		bp_count(p, BP_C_HITS);
-	int r = wait_ready(p, f, pageno, own_read);
+	int r = wait_ready(p, f, pageno, own_read, flags & BP_GET_OVERWRITE);
 	if (r < 0) {
 		bp_unpin(p, f);
 		return r;
@@ -147,21 +164,22 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		struct bp_frame *f, *g;
 		int r = bp_pt_lookup_pin(p, tag, &f);
 		if (r == 0)
-			return finish_get(p, f, tag, false, out);
+			return finish_get(p, f, tag, false, flags, out);
 		if (r == -EAGAIN)
 			return r; /* resident, but at the pin limit */
 		/* acquire: pairs with grow_npages / new_page (see readahead). */
 		bool create = pageno >= atomic_load_explicit(&file->npages, memory_order_acquire);
-		if (create && !(flags & BP_GET_CREATE))
+		bool overwrite = flags & BP_GET_OVERWRITE;
+		if (create && !(flags & (BP_GET_CREATE | BP_GET_OVERWRITE)))
 			return -ENXIO;
-		if (create && read_only(p, file))
+		if ((create || overwrite) && read_only(p, file))
 			return -EROFS;
 		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, deadline, &f);
 		if (r < 0) {
 			/* The frames may have been taken by concurrent misses on
 			 * this very page: one last look. */
 			if (bp_pt_lookup_pin(p, tag, &f) == 0)
-				return finish_get(p, f, tag, false, out);
+				return finish_get(p, f, tag, false, flags, out);
 			bp_count(p, BP_C_BUSY);
 			return r;
 		}
@@ -182,10 +200,15 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		 * further on, and a hole is zeros until someone maps it, which
 		 * now only we can. */
 		create = pageno >= atomic_load_explicit(&file->npages, memory_order_acquire);
-		if (create) {
+		if (create || overwrite) {
+			/* An overwrite of a page below the end is not read: its
+			 * caller replaces all of it, and the frame is DIRTY, so
+			 * the file's copy is never taken for the page's. */
 			memset(f->data, 0, p->page_size);
-			grow_npages(file, pageno);
-			bp_count(p, BP_C_CREATES);
+			if (create) {
+				grow_npages(file, pageno);
+				bp_count(p, BP_C_CREATES);
+			}
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
 						 memory_order_relaxed);
 			/* Release pairs with waiters' acquire loads of the state. */
@@ -203,7 +226,7 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 			else
 				atomic_store_explicit(&file->last_miss, pageno, memory_order_relaxed);
 		}
-		return finish_get(p, f, tag, true, out);
+		return finish_get(p, f, tag, true, flags, out);
 	}
 }
 

@@ -176,6 +176,48 @@ START_TEST(holes_pass)
 }
 END_TEST
 
+/* BP_GET_OVERWRITE (recovery restoring a page image) does not read the
+ * page: a damaged page on disk is no error, the frame comes zeroed and
+ * DIRTY, and what the caller writes into it reads back after a reopen.
+ * Past the end it creates the page; on a read-only pool it is -EROFS. */
+START_TEST(overwrite_skips_a_damaged_page)
+{
+	make_sum_file(3, 1);
+	unsigned char b = 0;
+	file_rw(false, &b, 1, 1 * PS + 100);
+	b ^= 0x40;
+	file_rw(true, &b, 1, 1 * PS + 100);
+	struct bp_config c = sum_config();
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(get_rc(p, 1), -EBADMSG);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 1, BP_GET_OVERWRITE, &f), 0);
+	const unsigned char *d = bp_data(f);
+	for (unsigned i = 0; i < bp_data_size(p); i++)
+		ck_assert_uint_eq(d[i], 0);
+	struct bp_stats st;
+	ck_assert_int_eq(bp_stats_get(p, &st), 0);
+	ck_assert_uint_eq(st.frames_dirty, 1);
+	bt_fill(bp_data(f), bp_data_size(p), 1, 2);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_get(p, 5, BP_GET_OVERWRITE, &f), 0); /* past the end */
+	ck_assert_uint_eq(bp_page_count(p), 6);
+	bt_fill(bp_data(f), bp_data_size(p), 5, 2);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	c.flags = (c.flags & ~(unsigned)BP_OPEN_CREATE) | BP_OPEN_READONLY;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(bp_get(p, 1, BP_GET_NOREADAHEAD, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_data_size(p), 1, 2));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_get(p, 2, BP_GET_OVERWRITE, &f), -EROFS);
+	ck_assert_int_eq(get_rc(p, 5), 0);
+	ck_assert_uint_eq(checksum_errors(p), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 struct reader {
 	struct bp_pool *p;
 	pthread_barrier_t *start;
@@ -237,6 +279,7 @@ int main(void)
 	tcase_add_test(tc, round_trip_and_bad_input);
 	tcase_add_loop_test(tc, damaged_page_is_ebadmsg_and_never_cached, 0, NDAMAGE);
 	tcase_add_test(tc, holes_pass);
+	tcase_add_test(tc, overwrite_skips_a_damaged_page);
 	tcase_add_test(tc, every_waiter_gets_ebadmsg);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);

@@ -486,7 +486,7 @@ int kv_checkpoint_locked(struct kv_store *kv)
 	/* Every record below upto has dirtied its pages before upto was
 	 * read (kv_log_append dirties inside the log mutex), so the
 	 * checkpoint's scan sees them all. */
-	uint64_t upto = kv_log_end(kv->log), redo;
+	uint64_t upto = kv_log_begin_checkpoint(kv->log), redo;
 	atomic_store_explicit(&kv->next_checkpoint, upto + kv->checkpoint_bytes,
 			      memory_order_relaxed);
 	int rc = bp_checkpoint(kv->pool, upto, &redo);

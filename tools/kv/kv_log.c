@@ -66,6 +66,7 @@ struct kv_log {
 	uint64_t durable;           /* every record below it is on disk */
 	uint64_t base;              /* position of file offset 0 */
 	uint64_t redo;              /* where recovery starts (the control file's) */
+	uint64_t fpw_from;          /* a page last logged below it is imaged */
 	bool flushing;
 	int err;                    /* sticky: the first failed write or fsync */
 	uint64_t records, bytes, commits, fsyncs, checkpoints;
@@ -282,7 +283,7 @@ int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page
 	log->base = c.base;
 	log->redo = c.redo;
 	/* Until kv_log_replay finds the end, the log ends where replay starts. */
-	log->act_pos = log->durable = c.redo;
+	log->act_pos = log->durable = log->fpw_from = c.redo;
 	*out = log;
 	return 0;
 }
@@ -306,15 +307,29 @@ static int reserve(struct kv_log_buf *b, size_t len)
 	return 0;
 }
 
-int kv_log_append(struct kv_log *log, const struct kv_log_part *parts, unsigned n,
+int kv_log_append(struct kv_log *log, struct kv_log_part *parts, unsigned n,
 		  uint64_t *lsn, uint64_t *end)
 {
 	if (n == 0 || n > KV_LOG_MAX_PARTS)
 		return -EINVAL;
-	size_t len = sizeof(struct rec_hdr);
-	for (unsigned i = 0; i < n; i++)
-		len += sizeof(struct part_hdr) + pad8(payload_len(log, parts[i].type));
 	pthread_mutex_lock(&log->mu);
+	/* Full page writes: a page whose last record is older than the
+	 * latest checkpoint's start may be written (and torn, by a power
+	 * failure) before the next change reaches the log, and recovery will
+	 * not look before that checkpoint: its first change after it is
+	 * logged whole, so replay can rebuild it from nothing.  Decided
+	 * under the mutex, so a checkpoint starting concurrently either
+	 * sees this record below its start or makes us image the page. */
+	size_t len = sizeof(struct rec_hdr);
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t page_lsn;
+		memcpy(&page_lsn, bp_data(parts[i].frame), sizeof(page_lsn));
+		if (parts[i].type == KV_LOG_UPSERT && page_lsn < log->fpw_from) {
+			parts[i].type = KV_LOG_IMAGE;
+			parts[i].data = bp_data(parts[i].frame);
+		}
+		len += sizeof(struct part_hdr) + pad8(payload_len(log, parts[i].type));
+	}
 	uint64_t at = log->act_pos + log->act.used;
 	int rc = reserve(&log->act, len);
 	if (rc) {
@@ -417,6 +432,14 @@ int kv_log_flush_for_pool(void *arg, uint64_t lsn, uint64_t *durable)
 	return rc ? rc : (*durable >= lsn ? 0 : -EIO);
 }
 
+uint64_t kv_log_begin_checkpoint(struct kv_log *log)
+{
+	pthread_mutex_lock(&log->mu);
+	uint64_t e = log->fpw_from = log->act_pos + log->act.used;
+	pthread_mutex_unlock(&log->mu);
+	return e;
+}
+
 uint64_t kv_log_end(struct kv_log *log)
 {
 	pthread_mutex_lock(&log->mu);
@@ -469,7 +492,7 @@ int kv_log_reset(struct kv_log *log, uint32_t value_size)
 		rc = -errno;
 	if (rc == 0) {
 		pthread_mutex_lock(&log->mu);
-		log->base = log->redo = end;
+		log->base = log->redo = log->fpw_from = end;
 		pthread_mutex_unlock(&log->mu);
 	}
 	pthread_mutex_unlock(&log->ctl_mu);

@@ -80,15 +80,16 @@ bool kv_log_exists(const char *path);
 void kv_log_set_pool(struct kv_log *log, struct bp_pool *pool);
 
 /* Append one record of n parts (1..KV_LOG_MAX_PARTS).  Under the log
- * mutex: the record gets LSN *lsn = the current end, every part's page
- * gets it as its page LSN (its first 8 bytes) and is marked dirty with
- * bp_mark_dirty_lsn.  Dirtying inside the mutex is what makes a
+ * mutex: an UPSERT part of a page not logged since the latest checkpoint
+ * began becomes an IMAGE (full page writes: see kv_log.c), the record
+ * gets LSN *lsn = the current end, every part's page gets it as its page
+ * LSN (its first 8 bytes) and is marked dirty with bp_mark_dirty_lsn.  Dirtying inside the mutex is what makes a
  * checkpoint exact: kv_log_end read by a checkpoint after this returns
  * covers the record, and the checkpoint's scan of dirty pages, which
  * starts after that read, finds these pages dirty (the mutex orders the
  * dirtying before it).  *end = the position after the record (what to
  * pass to kv_log_flush to make it durable).  0, -ENOMEM, -EINVAL. */
-int kv_log_append(struct kv_log *log, const struct kv_log_part *parts, unsigned n,
+int kv_log_append(struct kv_log *log, struct kv_log_part *parts, unsigned n,
 		  uint64_t *lsn, uint64_t *end);
 /* Make every record below end durable (group commit: joins a flush in
  * progress, or writes and fdatasyncs everything buffered).  0 once
@@ -97,6 +98,10 @@ int kv_log_flush(struct kv_log *log, uint64_t end);
 /* The pool's bp_config.flush_log: the record at lsn made durable; *durable
  * is the highest LSN the pool may write without asking again. */
 int kv_log_flush_for_pool(void *log, uint64_t lsn, uint64_t *durable);
+/* A checkpoint starts: the current end, which it will write up to; from
+ * now on the first change of every page last logged below it is an
+ * image. */
+uint64_t kv_log_begin_checkpoint(struct kv_log *log);
 /* The current end position (the LSN the next record gets). */
 uint64_t kv_log_end(struct kv_log *log);
 /* Bytes appended but not yet durable. */

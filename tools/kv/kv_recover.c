@@ -9,12 +9,18 @@
  * store is handed to anyone, so the latches taken here only keep the
  * pool's write-back out of a page while it changes.
  *
- * The redo rule (ARIES): a page whose LSN is at or above the record's
- * already holds the record's change (the page was written after it), so
- * it is left alone; otherwise the part is applied and the page takes the
- * record's LSN.  A page is changed by records in log order, and a page
- * with LSN L holds exactly the changes of records up to L, so an UPSERT
- * replays on the state it was logged on.  Pages past the end of the file
+ * The redo rule (ARIES), for UPSERT parts: a page whose LSN is at or
+ * above the record's already holds the record's change (the page was
+ * written after it), so it is left alone; otherwise the part is applied
+ * and the page takes the record's LSN.  A page is changed by records in
+ * log order, and a page with LSN L holds exactly the changes of records up
+ * to L, so an UPSERT replays on the state it was logged on.  An IMAGE is
+ * applied whatever the page's LSN (as PostgreSQL restores a full-page
+ * image): it sets the page to its state at the record, and every later
+ * change of the page follows it in the log, so replay ends in the same
+ * state, even when the page on disk is newer or torn.  Every page changed
+ * since the redo position has an image first (full page writes,
+ * kv_log.c), so a torn page is rebuilt before any UPSERT reads it.  Pages past the end of the file
  * (created after the last write of the file) are created zero-filled:
  * their LSN 0 is below every record.
  */
@@ -46,14 +52,18 @@ int kv_recover_apply(void *arg, uint64_t lsn, const struct kv_log_part *part)
 {
 	struct kv_store *kv = arg;
 	struct bp_frame *f;
-	int rc = bp_get(kv->pool, part->pageno, BP_GET_CREATE, &f);
+	bool image = part->type == KV_LOG_IMAGE;
+	/* An image replaces the page whatever is on disk, so it is not read
+	 * (a page torn by a power failure may not even pass its checksum). */
+	int rc = bp_get(kv->pool, part->pageno,
+			(image ? BP_GET_OVERWRITE : BP_GET_CREATE) | BP_GET_NOREADAHEAD, &f);
 	if (rc)
 		return rc;
 	bp_latch(kv->pool, f, BP_LATCH_EXCLUSIVE);
 	uint64_t page_lsn;
 	memcpy(&page_lsn, bp_data(f), sizeof(page_lsn));
-	if (page_lsn < lsn) {
-		if (part->type == KV_LOG_IMAGE) /* the image carries lsn itself */
+	if (image || page_lsn < lsn) {
+		if (image) /* the image carries lsn itself */
 			memcpy(bp_data(f), part->data, bp_data_size(kv->pool));
 		else
 			rc = redo_upsert(kv, f, part->key, part->value);

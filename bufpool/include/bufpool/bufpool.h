@@ -216,6 +216,14 @@ int bp_discard(struct bp_pool *pool);
                                      created zero-filled (and the file grows
                                      when it is written) instead of -ENXIO */
 #define BP_GET_NOREADAHEAD 0x02u  /* do not trigger readahead on this miss */
+#define BP_GET_OVERWRITE 0x04u    /* the caller will overwrite the whole page
+                                     (recovery restoring a page image): a
+                                     page not in memory is not read but
+                                     zero-filled, UPTODATE and DIRTY, so a
+                                     torn or damaged page on disk is no
+                                     error; a resident page is returned as
+                                     it is.  Implies BP_GET_CREATE; -EROFS
+                                     on a read-only pool. */
 
 /* Pin page pageno and return its frame in *frame (set only on success).
  * If the page is absent it is read in (one read however many threads ask);
