@@ -27,8 +27,34 @@ for w in D E F; do
   grep -q '"type":"verify","ok":true' "$dir/$w.json" || { cat "$dir/$w.json"; echo "FAIL: $w verify"; exit 1; }
   "$bpbench" check --file "$dir/$w.db" > /dev/null || { echo "FAIL: check $w"; exit 1; }
 done
+# --durable: every write returns once it is in the redo log on disk (group
+# commit).  A updates, D inserts (with --json, and a small checkpoint
+# interval so that checkpoints run while it writes); each verifies, prints
+# the log's figures with commits and fsyncs in the run, and the "commit"
+# latency row; the kept file checks out after a reopen (which recovers).
+"$bpbench" ycsb -w A -o 2000 $small --durable --verify --file "$dir/dA.db" > "$dir/dA.out" \
+  || { cat "$dir/dA.out"; echo "FAIL: durable A"; exit 1; }
+grep -q '^verify: OK: 5000 records' "$dir/dA.out" || { cat "$dir/dA.out"; echo "FAIL: durable A verify"; exit 1; }
+grep -q '^  durable: redo log ' "$dir/dA.out" || { cat "$dir/dA.out"; echo "FAIL: durable A config"; exit 1; }
+grep -q '^  commit  ' "$dir/dA.out" || { cat "$dir/dA.out"; echo "FAIL: durable A commit latency"; exit 1; }
+# the run's totals line: "       N commits, M fsyncs, ..." after "run:"
+awk '/^run:/ { run = 1 } run && $2 == "commits," { exit !($1 > 0 && $3 > 0) } END { if (!run) exit 1 }' \
+  "$dir/dA.out" || { cat "$dir/dA.out"; echo "FAIL: durable A: no commits or fsyncs in the run"; exit 1; }
+"$bpbench" check --file "$dir/dA.db" > "$dir/dcheck.out" 2>&1
+grep -q 'OK: 5000 keys' "$dir/dcheck.out" || { cat "$dir/dcheck.out"; echo "FAIL: durable A check"; exit 1; }
+"$bpbench" ycsb -w D -o 2000 $small --durable --checkpoint-bytes 65536 --verify --json \
+  --file "$dir/dD.db" > "$dir/dD.json" 2> "$dir/dD.err" || { cat "$dir/dD.err"; echo "FAIL: durable D"; exit 1; }
+grep -q '"type":"verify","ok":true' "$dir/dD.json" || { cat "$dir/dD.json"; echo "FAIL: durable D verify"; exit 1; }
+grep -q '"type":"log","phase":"run","commits":[1-9][0-9]*,"fsyncs":[1-9]' "$dir/dD.json" \
+  || { cat "$dir/dD.json"; echo "FAIL: durable D: no commits or fsyncs in the run"; exit 1; }
+grep -q '"type":"latency","op":"commit","count":[1-9]' "$dir/dD.json" \
+  || { cat "$dir/dD.json"; echo "FAIL: durable D commit latency"; exit 1; }
+"$bpbench" check --file "$dir/dD.db" > /dev/null 2>&1 || { echo "FAIL: check durable D"; exit 1; }
+# without --durable nothing of it is printed
+if grep -q '"type":"log"\|"durable"' "$dir/D.json"; then echo "FAIL: log figures without --durable"; exit 1; fi
 # a damaged file is refused, not crashed on
-printf 'garbage' | dd of="$dir/a.db" bs=1 seek=0 conv=notrunc 2> /dev/null
+# (the magic, after the page LSN that opens every page)
+printf 'garbage' | dd of="$dir/a.db" bs=1 seek=8 conv=notrunc 2> /dev/null
 if "$bpbench" check --file "$dir/a.db" 2> "$dir/bad.err"; then echo "FAIL: check accepted a bad meta page"; exit 1; fi
 grep -q 'not a store' "$dir/bad.err" || { cat "$dir/bad.err"; echo "FAIL: message"; exit 1; }
 # bad usage exits 2 with a message
@@ -36,4 +62,8 @@ set +e
 "$bpbench" ycsb -w Z 2> "$dir/usage.err"; rc=$?
 set -e
 [ $rc -eq 2 ] && grep -q 'workload' "$dir/usage.err" || { echo "FAIL: bad usage ($rc)"; exit 1; }
+set +e
+"$bpbench" ycsb --checkpoint-bytes 65536 2> "$dir/usage.err"; rc=$?
+set -e
+[ $rc -eq 2 ] && grep -q 'needs --durable' "$dir/usage.err" || { echo "FAIL: --checkpoint-bytes alone ($rc)"; exit 1; }
 echo "ok"

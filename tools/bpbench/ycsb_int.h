@@ -20,6 +20,13 @@
  * lines go to stderr (a status line, rewritten in place on a terminal)
  * and, with --json, to R->json.  Diagnostics go to stderr.
  *
+ * --durable adds to the reports, and changes nothing else in them: the
+ * configuration says the store is durable, the load and the run each get
+ * a "log" line (commits, fsyncs, the group-commit factor, log bytes, from
+ * kv_log_stats over the phase), and the run's latency table a "commit"
+ * row, the writes' latency, which includes their commit.  Without it the
+ * output and the measured path are what they were.
+ *
  * Threads and shared state (struct ycsb_run): see ycsb_run.c.
  */
 #ifndef TOOLS_BPBENCH_YCSB_INT_H
@@ -57,11 +64,12 @@ struct ycsb_opts {
 	enum key_dist dist;
 	unsigned threads, scan_max;
 	uint64_t records, ops, seed;
+	uint64_t checkpoint_bytes;    /* --durable: kv_config's (0 = the store's) */
 	double duration_s, theta;
 	uint32_t frames, page_size, value_size, latency_us;
 	enum fwait_policy policy;
 	const char *file, *stats_file;
-	bool keep, no_stats, verify, json, quiet, checksums;
+	bool keep, no_stats, verify, json, quiet, checksums, durable;
 };
 
 struct ycsb_run;
@@ -98,6 +106,9 @@ struct ycsb_run {
 	struct emitter out;           /* table emitter on human */
 	struct emitter json;          /* compact JSON lines on stdout (--json) */
 	bool tty;
+	/* --durable: the log's counters when a phase started and ended
+	 * (ycsb_run_phase); the reports are their differences. */
+	struct kv_log_stats log0, log1;
 };
 
 /* ycsb_opts.c: 0, or -EINVAL with a message on stderr (--help exits 0). */

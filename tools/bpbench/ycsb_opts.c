@@ -8,6 +8,11 @@
  * 32-bit count or an open interval), which prints its own message on a
  * refusal; a bad name prints "bpbench ycsb: <why> (got '<value>')".
  * Either way the result is -EINVAL and bpbench ycsb exits 2.
+ *
+ * --durable asks the store for its redo log with sync_commit (see ycsb.c);
+ * --checkpoint-bytes is refused without it rather than silently ignored,
+ * for the same reason a bad number is: the run would not be the one asked
+ * for.
  */
 #include "ycsb_int.h"
 
@@ -56,6 +61,13 @@ static void ycsb_usage(FILE *f)
 	      "      --no-stats-file    do not publish\n"
 	      "      --verify           check every record and the tree after the run\n"
 	      "      --checksums        CRC-32C page checksums (BP_OPEN_CHECKSUMS)\n"
+	      "      --durable          a redo log: every update, insert and read-modify-write\n"
+	      "                         returns once durable (sync_commit, group commit); the\n"
+	      "                         log (<file>.wal) is fsynced for real only on a disk\n"
+	      "                         file system, not in /dev/shm\n"
+	      "      --checkpoint-bytes N\n"
+	      "                         with --durable: checkpoint every N bytes of log\n"
+	      "                         (default 0: the store's, 64 MiB)\n"
 	      "      --json             JSON lines on stdout (the report goes to stderr)\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "      --seed N           random seed (default 1)\n", f);
@@ -63,7 +75,8 @@ static void ycsb_usage(FILE *f)
 
 /* The long options without a short form. */
 enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
-       O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS };
+       O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS, O_DURABLE,
+       O_CKPT };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct ycsb_opts *o)
@@ -91,6 +104,9 @@ static int parse_number(int c, const char *arg, struct ycsb_opts *o)
 				     &o->value_size);
 	case O_LAT:
 		return bench_opt_u32(YCSB_PROG, "--latency-us", arg, 0, 10000000, &o->latency_us);
+	case O_CKPT:
+		return util_opt_u64(YCSB_PROG, "--checkpoint-bytes", arg, 0, UINT64_C(1) << 48,
+				    &o->checkpoint_bytes);
 	case O_SEED:
 	default:
 		return util_opt_u64(YCSB_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
@@ -108,13 +124,14 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		{"keep", 0, 0, O_KEEP}, {"stats-file", 1, 0, O_STATS},
 		{"no-stats-file", 0, 0, O_NOSTATS}, {"verify", 0, 0, O_VERIFY},
 		{"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'}, {"seed", 1, 0, O_SEED},
-		{"checksums", 0, 0, O_CHECKSUMS},
+		{"checksums", 0, 0, O_CHECKSUMS}, {"durable", 0, 0, O_DURABLE},
+		{"checkpoint-bytes", 1, 0, O_CKPT},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ycsb_opts){.mix = &mixes[0], .dist = mixes[0].dist, .threads = 16,
 				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
 				.scan_max = 100, .frames = 1024, .page_size = 4096,
 				.value_size = KV_VALUE_SIZE_DEFAULT, .seed = 1};
-	bool dist_set = false;
+	bool dist_set = false, ckpt_set = false;
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "w:t:r:o:d:qh", lo, NULL)) != -1) {
@@ -129,9 +146,10 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 				bad = "--workload must be one of A-F";
 			break;
 		case 't': case 'r': case 'o': case 'd': case O_THETA: case O_SCAN:
-		case O_FRAMES: case O_PAGE: case O_VALUE: case O_LAT: case O_SEED:
+		case O_FRAMES: case O_PAGE: case O_VALUE: case O_LAT: case O_SEED: case O_CKPT:
 			if (parse_number(c, optarg, o) != 0)
 				return -EINVAL;
+			ckpt_set |= c == O_CKPT;
 			break;
 		case O_DIST:
 			bad = "--dist must be zipfian, uniform or latest";
@@ -153,6 +171,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		case O_VERIFY: o->verify = true; break;
 		case O_JSON: o->json = true; break;
 		case O_CHECKSUMS: o->checksums = true; break;
+		case O_DURABLE: o->durable = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
 			ycsb_usage(stdout);
@@ -172,6 +191,10 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 	}
 	if (!dist_set)
 		o->dist = o->mix->dist;
+	if (ckpt_set && !o->durable) {
+		fprintf(stderr, YCSB_PROG ": --checkpoint-bytes needs --durable\n");
+		return -EINVAL;
+	}
 	/* each thread pins at most a root-to-leaf path plus a new page */
 	if ((uint64_t)o->frames < 8ull * o->threads + 8) {
 		fprintf(stderr, YCSB_PROG ": --frames %u is too small for %u threads "
