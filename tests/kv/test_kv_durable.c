@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -338,6 +340,71 @@ START_TEST(write_ahead_rule_keeps_a_later_commit)
 }
 END_TEST
 
+/* ---- A log that cannot be written ------------------------------------------------ */
+
+struct fail_arg {
+	int pipe_w;
+};
+
+/* Puts with sync_commit until the log's file hits RLIMIT_FSIZE; each put
+ * that returned 0 is reported through the pipe.  Then the failure must
+ * be sticky. */
+static int child_log_fails(void *p)
+{
+	const struct fail_arg *a = p;
+	struct kv_config c = config(true, true);
+	c.pool.nframes = 256; /* the store file itself stays small and cached */
+	struct kv_store *kv;
+	uint8_t v[VSIZE];
+	if (kv_open(&kv, &c))
+		return 10;
+	signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG */
+	struct rlimit rl = {.rlim_cur = 64 << 10, .rlim_max = RLIM_INFINITY};
+	if (setrlimit(RLIMIT_FSIZE, &rl))
+		return 11;
+	int rc = 0;
+	uint64_t i;
+	for (i = 0; i < 100000 && rc >= 0; i++) {
+		make_value(v, i, 1);
+		rc = kv_put(kv, i, v);
+		if (rc >= 0 && write(a->pipe_w, &i, sizeof(i)) != sizeof(i))
+			return 12;
+	}
+	if (rc != -EFBIG)
+		return 13;
+	/* Sticky: later commits fail too, and nothing more is acknowledged. */
+	make_value(v, i, 1);
+	if (kv_put(kv, i, v) != -EFBIG || kv_commit(kv) != -EFBIG)
+		return 14;
+	return 0;
+}
+
+/* A log write that fails (the file size limit: EFBIG) fails that commit
+ * and every later one; every put acknowledged before it is back after the
+ * crash, and the partial record the failed write left is cut. */
+START_TEST(log_write_failure_is_sticky)
+{
+	int fds[2];
+	ck_assert_int_eq(pipe(fds), 0);
+	struct fail_arg a = {.pipe_w = fds[1]};
+	crash_after(child_log_fails, &a);
+	close(fds[1]);
+	uint64_t acked[4096], n = 0, k;
+	while (read(fds[0], &k, sizeof(k)) == (ssize_t)sizeof(k)) {
+		ck_assert_uint_lt(n, 4096);
+		acked[n++] = k;
+	}
+	close(fds[0]);
+	ck_assert_uint_gt(n, 10); /* some got through before the limit */
+	struct kv_store *kv;
+	reopen_checked(&kv, NULL);
+	for (uint64_t i = 0; i < n; i++)
+		ck_assert_msg(value_is(kv, acked[i], 1) == 0, "acknowledged key %llu lost",
+			      (unsigned long long)acked[i]);
+	ck_assert_int_eq(kv_close(kv), 0);
+}
+END_TEST
+
 /* ---- Bad input ---------------------------------------------------------------------- */
 
 START_TEST(bad_input)
@@ -399,6 +466,7 @@ int main(void)
 	tcase_add_test(tc, torn_tail_is_cut);
 	tcase_add_test(tc, torn_page_is_rebuilt_from_its_image);
 	tcase_add_loop_test(tc, write_ahead_rule_keeps_a_later_commit, 0, 2);
+	tcase_add_test(tc, log_write_failure_is_sticky);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, not_durable_has_no_log);
 	suite_add_tcase(s, tc);
