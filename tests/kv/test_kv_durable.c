@@ -238,7 +238,8 @@ static int child_torn_page(void *p)
 {
 	(void)p;
 	struct kv_config c = config(true, true);
-	c.pool.flags |= BP_OPEN_CHECKSUMS;
+	/* No background writer: the torn write must be bp_flush's own. */
+	c.pool.flags |= BP_OPEN_CHECKSUMS | BP_OPEN_NO_BGWRITER;
 	struct kv_store *kv;
 	uint8_t v[VSIZE];
 	if (kv_open(&kv, &c))
@@ -311,6 +312,9 @@ static int child_commit_one(void *p)
 {
 	(void)p;
 	struct kv_config c = config(false, true);
+	/* Nothing writes the updated leaf before the crash (a background
+	 * write would put the update in the file, log or no log). */
+	c.pool.flags |= BP_OPEN_NO_BGWRITER;
 	struct kv_store *kv;
 	uint8_t v[VSIZE];
 	if (kv_open(&kv, &c))
