@@ -57,7 +57,14 @@
  * tokens, each followed by fwait_wake(key, 1); threads 1 and 2 consume with
  * an exclusive fwait_wait whose ready() takes a token (timeouts included,
  * so the raced "pass the wake on" path is explored) or lock key 0 in the
- * same bucket.
+ * same bucket.  -DKEYED -DABANDON: a lock made of a keyed wait (the version
+ * lock's pattern): one token, the lock being free; every thread takes it
+ * with an exclusive fwait_wait and releases it with tokens++ and
+ * fwait_wake(key, 1); a woken waiter may instead abandon its wait, once
+ * per thread, token or not (an optimistic reader restarting), and then
+ * passes the wake on with fwait_wake(key, 1), as fwait.h tells such callers
+ * to (tests/fwait: abandoned_wakes_are_passed_on).  Without the pass-on,
+ * the waiter behind it sleeps on a free lock (BROKEN_ABANDON).
  *
  * -DNO_MONITOR drops the invariant monitor, so that a broken variant must be
  * caught by the end-state and ltl checks alone.
@@ -87,6 +94,10 @@
  *                     handed waiter then both hold it.
  *   -DFAIR -DBROKEN_FAIR_NOWAKE  the fair unlock releases the bit but wakes
  *                     nobody (forgets the oldest exclusive waiter).
+ *   -DKEYED -DABANDON -DBROKEN_ABANDON  a woken consumer that abandons its
+ *                     wait (ready() says restart) leaves without passing
+ *                     the exclusive wake on: the next waiter of the key
+ *                     sleeps on with a token there to take.
  *
  * Checked: assertions (mutual exclusion via owner[]; FIFO handoff: the
  * chosen exclusive waiter holds the oldest ticket of its key; a waker only
@@ -612,6 +623,11 @@ inline gcollect() {
  * and BROKEN_KEYED_COUNT shows what the fences prevent. */
 inline key_produce() {
 	atomic { tokens++ };
+	key_wake()
+}
+
+/* fwait_wake(GKEY, 1) after the condition changed (or to pass a wake on) */
+inline key_wake() {
 #ifndef BROADCAST
 	if
 	:: nkw == 0 -> skip
@@ -679,10 +695,29 @@ inline key_consume() {
 		:: tokens == 0 && !first -> enqueue_head(GKEY, true); bl = 0; got = false
 #else
 		:: tokens > 0 -> tokens--; nkw--; bl = 0; got = true
-		:: else -> enqueue(GKEY, true); bl = 0; got = false
+		:: tokens == 0 -> enqueue(GKEY, true); bl = 0; got = false
+#endif
+#ifdef ABANDON
+		/* woken, ready() says "abandon" (the caller's optimistic
+		 * restart: the version changed): leave without the token,
+		 * whether one is there or not, at most once per thread */
+		:: !first && aban > 0 -> aban--; nkw--; bl = 0; got = false; abandoned = true
 #endif
 		fi
 	   };
+#ifdef ABANDON
+	   if
+	   :: abandoned ->
+		abandoned = false;
+#ifndef BROKEN_ABANDON
+		/* pass the exclusive wake on: the documented fwait_wake(key,
+		 * 1) after an abandoned wait, so the next waiter looks */
+		key_wake();
+#endif
+		res = TIMEDOUT; break
+	   :: else -> skip
+	   fi;
+#endif
 #ifdef BROKEN_KEYED_COUNT
 	   if :: first -> atomic { nkw++ } :: else -> skip fi;
 #endif
@@ -735,13 +770,23 @@ inline lock_unlock(k) {
 proctype thread(byte me)
 {
 	byte i, j, c, w, chosen, old, res, k, n, st, handw, nb;
-	bool got, raced, hand, first, timed;
+	bool got, raced, hand, first, timed, abandoned;
 	byte tmo = TMO;
+#ifdef ABANDON
+	byte aban = 1;         /* abandoned waits each thread may make */
+#endif
 
 	do
 	:: n < NOPS ->
 		if :: k = 0 :: k = 1 fi;
-#if defined(KEYED)
+#if defined(KEYED) && defined(ABANDON)
+		/* a lock made of a keyed wait: the one token is the lock being
+		 * free; ready() takes it, the release puts it back and wakes
+		 * one (fwait_wake(key, 1)).  An abandoned wait takes nothing
+		 * and releases nothing, so the wake it got must go on. */
+		key_consume();
+		if :: res == OK -> key_produce() :: else -> skip fi;
+#elif defined(KEYED)
 		/* thread 0 produces two tokens per operation; threads 1 and 2
 		 * consume one, then consume another or lock key 0 (bit waiters
 		 * and generic waiters share the bucket); supply >= demand */
@@ -812,7 +857,12 @@ end:	do
 
 init
 {
-	atomic { run thread(0); run thread(1); run thread(2) }
+	atomic {
+#if defined(KEYED) && defined(ABANDON)
+		tokens = 1; /* the lock starts free */
+#endif
+		run thread(0); run thread(1); run thread(2)
+	}
 }
 
 /* A lost wakeup: a waiter queued, from some point on forever, on a clear
