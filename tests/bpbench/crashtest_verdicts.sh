@@ -1,0 +1,49 @@
+#!/bin/sh
+# crashtest_verdicts.sh BPBENCH - bpbench crashtest's exit statuses and files
+# (the passing run itself is its own test in meson.build):
+#   - bad usage exits 2 with a message;
+#   - a deliberately broken pool (--break-wal: pages written without the
+#     write-ahead rule) exits exactly 1 with a round's failure: 1, not just
+#     "non-zero", so a crash or a usage error cannot pass for a catch.
+#     Batches of 1024 commits on a key space of 200000 keep the tree
+#     splitting while evicted pages run ahead of the log.  The kill's
+#     instant is timing's, so the failing round varies: 140 seeds with 20
+#     kills each all failed, most by round 5; seed 1 run 30 times failed
+#     every time, by round 17 at the latest, hence 50 kills.  (With
+#     sync_commit it never fails: each put's log is on disk before any
+#     page write could need it; with batches of 32, 4 seeds in 10 fail);
+#   - the store's three files are removed after a run, kept with --keep.
+set -eu
+bpbench=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+
+expect() { # expect STATUS ARGS...: run crashtest, want that exit status
+  want=$1; shift
+  set +e
+  "$bpbench" crashtest "$@" > "$dir/out" 2> "$dir/err"; rc=$?
+  set -e
+  [ $rc -eq "$want" ] || { cat "$dir/out" "$dir/err"; echo "FAIL: crashtest $* exited $rc, not $want"; exit 1; }
+}
+
+expect 2 --kills 0
+grep -q -- '--kills' "$dir/err" || { cat "$dir/err"; echo "FAIL: no message for --kills 0"; exit 1; }
+expect 2 --threads 8 --frames 32
+grep -q 'too small' "$dir/err" || { cat "$dir/err"; echo "FAIL: no message for --frames"; exit 1; }
+expect 2 --keys 3 --threads 4
+expect 2 --no-such-option
+expect 2 extra-argument
+
+expect 1 --kills 50 --seed 1 --batch 1024 --keys 200000 --break-wal -q --file "$dir/broken.db"
+grep -q 'crashtest: round [0-9]*: ' "$dir/err" && grep -q 'FAILED in round' "$dir/err" \
+  || { cat "$dir/err"; echo "FAIL: the broken pool's failure is not reported"; exit 1; }
+
+expect 0 --kills 2 -q --file "$dir/gone.db"
+if ls "$dir"/gone.db* > /dev/null 2>&1; then ls "$dir"; echo "FAIL: files left behind"; exit 1; fi
+expect 0 --kills 2 -q --keep --file "$dir/kept.db"
+for f in kept.db kept.db.wal kept.db.ctl; do
+  [ -e "$dir/$f" ] || { ls "$dir"; echo "FAIL: --keep lost $f"; exit 1; }
+done
+# what --keep kept is a store that reopens and checks out
+"$bpbench" check --file "$dir/kept.db" > /dev/null || { echo "FAIL: the kept store does not check"; exit 1; }
+echo "ok"

@@ -1,0 +1,131 @@
+/*
+ * crashtest_opts.c - bpbench crashtest's options and usage text.
+ *
+ * Design note
+ * -----------
+ * Layer: bpbench (see crashtest_int.h).  Numbers are parsed by util/opt.h,
+ * the one strict parser of the tools (through bench_opt.h for a 32-bit
+ * count), which prints its own message on a refusal; a combination that
+ * cannot run prints "bpbench crashtest: <why>".  Either way the result is
+ * -EINVAL and bpbench crashtest exits 2.
+ *
+ * The defaults make a short run exercise everything recovery has to get
+ * right: 20000 keys on a pool of 128 frames (the tree splits often and is
+ * several times the pool, so eviction writes pages mid-run), a checkpoint
+ * every 256 KiB of log (several per round), and a kill after up to 3000
+ * acks (so some rounds die early, some after a checkpoint).
+ */
+#include "crashtest_int.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "bench_opt.h"
+#include "util/opt.h"
+
+static void usage(FILE *f)
+{
+	fputs("usage: bpbench crashtest [options]\n"
+	      "  Rounds of: a child process writes to a durable store with T threads and\n"
+	      "  reports every acknowledged commit; it is killed (SIGKILL) after a seeded\n"
+	      "  random number of acks; the store is reopened (recovered) and checked:\n"
+	      "  the tree, and every acknowledged key at its acknowledged version or later.\n"
+	      "  Exit 0 if every round passes, 1 at the first failure, 2 for bad usage.\n"
+	      "  -k, --kills N              rounds, each ending in a kill (default 20)\n"
+	      "      --seed S               random seed: the keys and the kill points (default 1)\n"
+	      "  -t, --threads T            writer threads of the child (default 4)\n"
+	      "      --keys K               key space 0..K-1 (default 20000)\n"
+	      "      --batch B              1: sync_commit, each put acked when it returns;\n"
+	      "                             B > 1: B puts, kv_commit, then B acks (default 1)\n"
+	      "      --frames N             pool frames (default 128)\n"
+	      "      --checkpoint-bytes N   checkpoint after this much log (default 262144)\n"
+	      "      --max-acks M           kill after 1..M acks, seeded (default 3000)\n"
+	      "      --file PATH            the store (default /tmp/bpbench-crash.<pid>.db);\n"
+	      "                             PATH, PATH.wal and PATH.ctl are removed after\n"
+	      "      --keep                 keep them (to look at a failed run)\n"
+	      "      --break-wal            break the pool on purpose (BP_FAULT_NO_WAL: pages\n"
+	      "                             written without the write-ahead rule)\n"
+	      "  -q, --quiet                no line per round, only the summary\n", f);
+}
+
+/* The long options without a short form. */
+enum { O_SEED = 256, O_KEYS, O_BATCH, O_FRAMES, O_CKPT, O_MAXACKS, O_FILE, O_KEEP, O_BREAK };
+
+/* The options that take a number; 0 or -EINVAL (message printed). */
+static int parse_number(int c, const char *arg, struct crash_opts *o)
+{
+	switch (c) {
+	case 'k':
+		return util_opt_unsigned(CRASH_PROG, "--kills", arg, 1, 1u << 20, &o->kills);
+	case 't': /* below 2^16: CRASH_STREAM's field */
+		return util_opt_unsigned(CRASH_PROG, "--threads", arg, 1, 1024, &o->threads);
+	case O_KEYS: /* the parent keeps 8 bytes per key */
+		return util_opt_u64(CRASH_PROG, "--keys", arg, 1, UINT64_C(1) << 26, &o->keys);
+	case O_BATCH:
+		return util_opt_unsigned(CRASH_PROG, "--batch", arg, 1, 1u << 16, &o->batch);
+	case O_FRAMES:
+		return bench_opt_u32(CRASH_PROG, "--frames", arg, 2, UINT32_MAX, &o->frames);
+	case O_CKPT:
+		return util_opt_u64(CRASH_PROG, "--checkpoint-bytes", arg, 1, UINT64_C(1) << 40,
+				    &o->checkpoint_bytes);
+	case O_MAXACKS:
+		return util_opt_u64(CRASH_PROG, "--max-acks", arg, 1, UINT64_C(1) << 32,
+				    &o->max_acks);
+	case O_SEED:
+	default:
+		return util_opt_u64(CRASH_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
+	}
+}
+
+int crash_parse_opts(int argc, char **argv, struct crash_opts *o)
+{
+	static const struct option lo[] = {
+		{"kills", 1, 0, 'k'}, {"seed", 1, 0, O_SEED}, {"threads", 1, 0, 't'},
+		{"keys", 1, 0, O_KEYS}, {"batch", 1, 0, O_BATCH}, {"frames", 1, 0, O_FRAMES},
+		{"checkpoint-bytes", 1, 0, O_CKPT}, {"max-acks", 1, 0, O_MAXACKS},
+		{"file", 1, 0, O_FILE}, {"keep", 0, 0, O_KEEP}, {"break-wal", 0, 0, O_BREAK},
+		{"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+	*o = (struct crash_opts){.kills = 20, .seed = 1, .threads = 4, .keys = 20000,
+				 .batch = 1, .frames = 128, .checkpoint_bytes = 262144,
+				 .max_acks = 3000};
+	int c;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "k:t:qh", lo, NULL)) != -1) {
+		switch (c) {
+		case 'k': case 't': case O_SEED: case O_KEYS: case O_BATCH: case O_FRAMES:
+		case O_CKPT: case O_MAXACKS:
+			if (parse_number(c, optarg, o) != 0)
+				return -EINVAL;
+			break;
+		case O_FILE: o->file = optarg; break;
+		case O_KEEP: o->keep = true; break;
+		case O_BREAK: o->break_wal = true; break;
+		case 'q': o->quiet = true; break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, CRASH_PROG ": unexpected argument '%s'\n", argv[optind]);
+		return -EINVAL;
+	}
+	/* thread t writes the keys k % threads == t: each needs one */
+	if (o->keys < o->threads) {
+		fprintf(stderr, CRASH_PROG ": --keys %llu is fewer than the %u threads\n",
+			(unsigned long long)o->keys, o->threads);
+		return -EINVAL;
+	}
+	/* each thread pins at most a root-to-leaf path plus a new page */
+	if ((uint64_t)o->frames < 8ull * o->threads + 8) {
+		fprintf(stderr, CRASH_PROG ": --frames %u is too small for %u threads "
+			"(need >= 8 per thread + 8 = %u)\n", o->frames, o->threads, 8 * o->threads + 8);
+		return -EINVAL;
+	}
+	return 0;
+}
