@@ -206,6 +206,69 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+static int count_files(const struct bp_frame_info *fi, void *arg)
+{
+	unsigned *seen = arg;
+	if (fi->pageno != BP_NO_PAGE && fi->file < 3)
+		seen[fi->file]++;
+	return 0;
+}
+
+/* Three stores in one pool (kv_config.shared_pool): one memory budget
+ * (64 frames for all), each store its own file and tree; the frame walk
+ * shows pages of all three files; each reopens alone with its keys.  A
+ * shared pool is refused for a durable store. */
+START_TEST(test_three_stores_share_one_pool)
+{
+	char paths[3][300];
+	struct kv_store *kv[3];
+	uint8_t v[VSIZE], got[VSIZE];
+	for (int f = 0; f < 3; f++)
+		snprintf(paths[f], sizeof(paths[f]), "%s.%d", path, f);
+	struct kv_config c = {.path = paths[0], .create = true, .truncate = true, .value_size = VSIZE};
+	c.pool.page_size = 512;
+	c.pool.nframes = 64;
+	ck_assert_int_eq(kv_open(&kv[0], &c), 0);
+	c.shared_pool = kv_pool(kv[0]);
+	c.durable = true;
+	c.path = paths[1];
+	ck_assert_int_eq(kv_open(&kv[1], &c), -EINVAL);
+	c.durable = false;
+	for (int f = 1; f < 3; f++) {
+		c.path = paths[f];
+		ck_assert_int_eq(kv_open(&kv[f], &c), 0);
+		ck_assert_ptr_eq(kv_pool(kv[f]), kv_pool(kv[0]));
+	}
+	for (uint64_t i = 0; i < 3000; i++) {
+		make_value(v, scatter(i), i % 3);
+		ck_assert_int_ge(kv_put(kv[i % 3], scatter(i), v), 0);
+	}
+	unsigned seen[3] = {0};
+	ck_assert_int_eq(bp_frames_walk(kv_pool(kv[0]), count_files, seen), 0);
+	for (int f = 0; f < 3; f++)
+		ck_assert_uint_gt(seen[f], 0);
+	for (int f = 2; f >= 0; f--) { /* the owner of the pool last */
+		struct kv_check_info ci;
+		ck_assert_int_eq(kv_check(kv[f], &ci), 0);
+		ck_assert_uint_eq(ci.nkeys, 1000);
+		ck_assert_int_eq(kv_close(kv[f]), 0);
+	}
+	for (int f = 0; f < 3; f++) {
+		c = (struct kv_config){.path = paths[f]};
+		c.pool.page_size = 512;
+		ck_assert_int_eq(kv_open(&kv[f], &c), 0);
+		for (uint64_t i = f; i < 3000; i += 3) {
+			make_value(v, scatter(i), i % 3);
+			ck_assert_int_eq(kv_get(kv[f], scatter(i), got), 0);
+			ck_assert_int_eq(memcmp(v, got, VSIZE), 0);
+		}
+		ck_assert_int_eq(kv_get(kv[f], scatter((f + 1) % 3), got), -ENOENT);
+		ck_assert_int_eq(kv_close(kv[f]), 0);
+		unlink(paths[f]);
+	}
+}
+END_TEST
+
 struct msgs {
 	unsigned n;
 	char text[1024];
@@ -253,6 +316,7 @@ int main(void)
 	tcase_add_test(tc, test_concurrent_inserts);
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_close_failure_is_logged);
+	tcase_add_test(tc, test_three_stores_share_one_pool);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

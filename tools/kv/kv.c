@@ -46,10 +46,10 @@
 int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
 		      struct bp_frame **out)
 {
-	int rc = bp_get(kv->pool, pageno, 0, out);
+	int rc = bp_file_get(kv->file, pageno, 0, out);
 	if (rc == -EBUSY) { /* every frame pinned right now: wait a while */
 		struct timespec dl = fwait_deadline_after_ns(UINT64_C(10000000000));
-		rc = bp_get_timed(kv->pool, pageno, 0, &dl, out);
+		rc = bp_file_get_timed(kv->file, pageno, 0, &dl, out);
 	}
 	if (rc)
 		return rc;
@@ -80,7 +80,7 @@ int kv_new_node(struct kv_store *kv, struct kv_change *c, unsigned level, uint64
 {
 	if (c->nfresh == KV_LOG_MAX_PARTS)
 		return -EFBIG;
-	int rc = bp_new_page(kv->pool, pageno, out);
+	int rc = bp_file_new_page(kv->file, pageno, out);
 	if (rc)
 		return rc;
 	bp_latch(kv->pool, *out, BP_LATCH_EXCLUSIVE);

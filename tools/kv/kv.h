@@ -75,6 +75,13 @@ struct kv_config {
 				  * kv_commit, group-committed) */
 	uint64_t checkpoint_bytes; /* durable: checkpoint after this much log;
 				    * 0 = KV_CHECKPOINT_BYTES_DEFAULT */
+	/* Open the store as another file of this pool (bp_file_open) instead
+	 * of a pool of its own, so that several stores share one memory
+	 * budget, one set of I/O threads and one wait table; pool is then
+	 * ignored, the pool must outlive the store, and kv_close closes only
+	 * the file.  Not durable: -EINVAL with durable or for a store that
+	 * has a log (the pool's write-ahead hook is its owner's). */
+	struct bp_pool *shared_pool;
 };
 #define KV_CHECKPOINT_BYTES_DEFAULT (UINT64_C(64) << 20)
 

@@ -101,7 +101,7 @@ int kv_check(struct kv_store *kv, struct kv_check_info *info)
 	if (!kv || !info)
 		return -EINVAL;
 	memset(info, 0, sizeof(*info));
-	struct kv_check_ctx ctx = {.kv = kv, .info = info, .npages = bp_page_count(kv->pool)};
+	struct kv_check_ctx ctx = {.kv = kv, .info = info, .npages = bp_file_page_count(kv->file)};
 	ctx.seen = calloc(ctx.npages / 8 + 1, 1);
 	if (!ctx.seen)
 		return -ENOMEM;

@@ -65,6 +65,8 @@ struct kv_log;
 
 struct kv_store {
 	struct bp_pool *pool;
+	struct bp_file *file;  /* the store's file in the pool */
+	bool own_pool;         /* false: kv_config.shared_pool's, not closed */
 	struct bp_frame *meta; /* page 0, pinned from open to close */
 	struct kv_log *log;    /* NULL: not durable */
 	bool sync_commit;

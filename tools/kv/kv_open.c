@@ -46,7 +46,7 @@ static int format_store(struct kv_store *kv)
 	struct kv_change ch = {0};
 	struct bp_frame *rf;
 	uint64_t meta_page, root_page, end;
-	int rc = bp_new_page(kv->pool, &meta_page, &kv->meta);
+	int rc = bp_file_new_page(kv->file, &meta_page, &kv->meta);
 	if (rc)
 		return rc;
 	rc = meta_page == 0 ? kv_new_node(kv, &ch, 0, &root_page, &rf) : -EBADMSG;
@@ -65,7 +65,7 @@ static int format_store(struct kv_store *kv)
 
 static int load_meta(struct kv_store *kv, uint32_t want_value_size)
 {
-	int rc = bp_get(kv->pool, 0, 0, &kv->meta);
+	int rc = bp_file_get(kv->file, 0, 0, &kv->meta);
 	if (rc)
 		return rc;
 	bp_latch(kv->pool, kv->meta, BP_LATCH_SHARED);
@@ -73,7 +73,7 @@ static int load_meta(struct kv_store *kv, uint32_t want_value_size)
 	if (m->magic != KV_MAGIC || m->page_size != bp_page_size(kv->pool) ||
 	    (want_value_size && m->value_size != want_value_size) || m->value_size < 8 ||
 	    m->value_size > KV_VALUE_SIZE_MAX || m->height >= KV_MAX_HEIGHT ||
-	    m->root == 0 || m->root >= bp_page_count(kv->pool))
+	    m->root == 0 || m->root >= bp_file_page_count(kv->file))
 		rc = -EBADMSG;
 	kv->value_size = m->value_size;
 	bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
@@ -103,7 +103,7 @@ static int recover_and_load(struct kv_store *kv, struct kv_log *log, const struc
 		if (rc)
 			return rc;
 	}
-	bool fresh = bp_page_count(kv->pool) == 0;
+	bool fresh = bp_file_page_count(kv->file) == 0;
 	kv->value_size = cfg->value_size ? cfg->value_size : KV_VALUE_SIZE_DEFAULT;
 	if (fresh && !cfg->create && !cfg->truncate)
 		return -EBADMSG; /* an empty file we were not asked to format */
@@ -119,6 +119,24 @@ static int settle_log(struct kv_store *kv, struct kv_log *log)
 {
 	int rc = bp_flush(kv->pool);
 	return rc ? rc : kv_log_reset(log, kv->value_size);
+}
+
+/* Close the store's pool, or its file in a shared pool; on a failure,
+ * discard what is left unwritten (the log, if any, keeps it).  0 or the
+ * close's error. */
+static int close_file(struct kv_store *kv)
+{
+	int rc = 0;
+	if (kv->own_pool) {
+		rc = bp_close(kv->pool);
+		if (rc < 0)
+			bp_discard(kv->pool); /* bp_close left it open */
+	} else if (kv->file) {
+		rc = bp_file_close(kv->file);
+		if (rc < 0)
+			bp_file_discard(kv->file);
+	}
+	return rc;
 }
 
 int kv_open(struct kv_store **out, const struct kv_config *cfg)
@@ -137,12 +155,25 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 						     : KV_CHECKPOINT_BYTES_DEFAULT;
 	pthread_mutex_init(&kv->checkpoint_lock, NULL);
 	struct kv_log *log = NULL;
-	struct bp_config pc = cfg->pool;
-	pc.path = cfg->path;
-	pc.flags |= (cfg->create ? BP_OPEN_CREATE : 0) | (cfg->truncate ? BP_OPEN_TRUNCATE : 0);
-	pc.flush_log = flush_log;
-	pc.flush_log_arg = kv;
-	int rc = bp_open(&kv->pool, &pc);
+	unsigned oflags = (cfg->create ? BP_OPEN_CREATE : 0) | (cfg->truncate ? BP_OPEN_TRUNCATE : 0);
+	int rc;
+	if (cfg->shared_pool) {
+		/* Another file of a pool someone else owns: its flush_log is
+		 * not ours, so no log (and no store that has one). */
+		kv->pool = cfg->shared_pool;
+		rc = cfg->durable || kv_log_exists(cfg->path)
+			     ? -EINVAL
+			     : bp_file_open(&kv->file, kv->pool, cfg->path, oflags);
+	} else {
+		struct bp_config pc = cfg->pool;
+		pc.path = cfg->path;
+		pc.flags |= oflags;
+		pc.flush_log = flush_log;
+		pc.flush_log_arg = kv;
+		rc = bp_open(&kv->pool, &pc);
+		kv->own_pool = rc == 0;
+		kv->file = bp_pool_file(kv->pool);
+	}
 	/* A store with a log is recovered, durable or not: a crashed durable
 	 * run must not be changed unlogged and replayed over later. */
 	if (rc == 0 && (cfg->durable || kv_log_exists(cfg->path)))
@@ -169,8 +200,7 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 	if (rc) {
 		if (kv->meta)
 			bp_release(kv->pool, kv->meta);
-		if (kv->pool && bp_close(kv->pool) < 0)
-			bp_discard(kv->pool);
+		close_file(kv);
 		kv_log_close(log);
 		pthread_mutex_destroy(&kv->checkpoint_lock);
 		free(kv);
@@ -186,8 +216,8 @@ int kv_close(struct kv_store *kv)
 	if (!kv)
 		return 0;
 	bp_release(kv->pool, kv->meta);
-	int rc = bp_close(kv->pool);
-	if (rc < 0 && bp_discard(kv->pool) == 0 && kv->log_fn) { /* bp_close left it open */
+	int rc = close_file(kv);
+	if (rc < 0 && kv->log_fn) {
 		/* The store has no stream of its own either: its one message
 		 * goes where the pool's go. */
 		char msg[160];

@@ -55,7 +55,7 @@ int kv_recover_apply(void *arg, uint64_t lsn, const struct kv_log_part *part)
 	bool image = part->type == KV_LOG_IMAGE;
 	/* An image replaces the page whatever is on disk, so it is not read
 	 * (a page torn by a power failure may not even pass its checksum). */
-	int rc = bp_get(kv->pool, part->pageno,
+	int rc = bp_file_get(kv->file, part->pageno,
 			(image ? BP_GET_OVERWRITE : BP_GET_CREATE) | BP_GET_NOREADAHEAD, &f);
 	if (rc)
 		return rc;
