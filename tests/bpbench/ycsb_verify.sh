@@ -20,6 +20,17 @@ grep -q 'OK: 5000 keys' "$dir/check.out" || { cat "$dir/check.out"; echo "FAIL: 
 grep -q '^verify: OK: 5000 records' "$dir/sum.out" || { cat "$dir/sum.out"; echo "FAIL: checksums verify"; exit 1; }
 grep -q ', checksums, ' "$dir/sum.out" || { cat "$dir/sum.out"; echo "FAIL: checksums not on"; exit 1; }
 
+# Three stores in one pool (--files 3: record k in store k % 3, one budget
+# of 128 frames for all): every record reads back, every tree checks out,
+# and the stores' files are removed after the run.
+"$bpbench" ycsb -w A -o 2000 $small --files 3 --verify --file "$dir/f3.db" > "$dir/f3.out" \
+  || { cat "$dir/f3.out"; echo "FAIL: --files 3"; exit 1; }
+grep -q '^verify: OK: 5000 records' "$dir/f3.out" || { cat "$dir/f3.out"; echo "FAIL: --files 3 verify"; exit 1; }
+grep -q '^  3 stores in the one pool' "$dir/f3.out" || { cat "$dir/f3.out"; echo "FAIL: --files 3 config"; exit 1; }
+for f in f3.db f3.db.1 f3.db.2; do
+  "$bpbench" check --file "$dir/$f" > /dev/null 2>&1 || { echo "FAIL: check $f"; exit 1; }
+done
+
 # D and E insert (E also scans), F reads and writes back: 2000 ops each.
 for w in D E F; do
   "$bpbench" ycsb -w $w -o 2000 $small --verify --json --file "$dir/$w.db" > "$dir/$w.json" 2> "$dir/$w.err" \

@@ -69,6 +69,14 @@ static void run_fini(struct ycsb_run *R)
 	free(R->w);
 }
 
+/* Store i's file: file itself for store 0, <file>.<i> for the others. */
+static const char *store_path(const char *file, unsigned i, char *buf, size_t len)
+{
+	if (i == 0)
+		return file;
+	return (size_t)snprintf(buf, len, "%s.%u", file, i) < len ? buf : NULL;
+}
+
 static int open_store(struct ycsb_run *R, const char *file)
 {
 	struct kv_config kc = {.path = file, .create = true, .truncate = true,
@@ -93,24 +101,49 @@ static int open_store(struct ycsb_run *R, const char *file)
 	kc.durable = R->o.durable;
 	kc.sync_commit = R->o.durable;
 	kc.checkpoint_bytes = R->o.checkpoint_bytes;
-	int rc = kv_open(&R->kv, &kc);
-	if (rc) {
-		fprintf(stderr, YCSB_PROG ": cannot open store %s: %s\n", file, strerror(-rc));
-		return rc;
+	int rc = 0;
+	/* --files: store 0 opens the pool, the others join it as files */
+	for (unsigned i = 0; i < R->o.files && rc == 0; i++) {
+		char buf[160];
+		kc.path = store_path(file, i, buf, sizeof(buf));
+		rc = kc.path ? kv_open(&R->kv[i], &kc) : -ENAMETOOLONG;
+		if (rc)
+			fprintf(stderr, YCSB_PROG ": cannot open store %s: %s\n",
+				kc.path ? kc.path : file, strerror(-rc));
+		else if (i == 0)
+			kc.shared_pool = R->pool = kv_pool(R->kv[0]);
 	}
-	R->pool = kv_pool(R->kv);
-	return 0;
+	return rc;
+}
+
+/* Close the stores, the pool's owner last; 0 or the first error
+ * (reported). */
+static int close_stores(struct ycsb_run *R)
+{
+	int first = 0;
+	for (unsigned i = R->o.files; i-- > 0;) {
+		int rc = R->kv[i] ? kv_close(R->kv[i]) : 0;
+		R->kv[i] = NULL;
+		if (rc)
+			fprintf(stderr, YCSB_PROG ": closing store %u: %s\n", i, strerror(-rc));
+		if (rc && !first)
+			first = rc;
+	}
+	return first;
 }
 
 /* The default file and the log files beside it (kv.h: <path>.wal and
  * <path>.ctl, present only after a durable run; an absent one is fine). */
-static void remove_store(const char *file)
+static void remove_store(const char *file, unsigned files)
 {
 	static const char *const ext[] = {".wal", ".ctl"};
 	char path[160]; /* the default name is under 128 bytes */
 	unlink(file);
 	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++)
 		if ((size_t)snprintf(path, sizeof(path), "%s%s", file, ext[i]) < sizeof(path))
+			unlink(path);
+	for (unsigned i = 1; i < files; i++)
+		if (store_path(file, i, path, sizeof(path)))
 			unlink(path);
 }
 
@@ -145,7 +178,7 @@ static int load_and_run(struct ycsb_run *R)
 	 * are its own, one per checkpoint_bytes of the run's log.  It writes
 	 * at most the pool's dirty pages, which the run would write back
 	 * anyway. */
-	if (R->o.durable && (rc = kv_checkpoint(R->kv)) != 0) {
+	if (R->o.durable && (rc = kv_checkpoint(R->kv[0])) != 0) { /* one store */
 		fprintf(stderr, YCSB_PROG ": checkpoint after the load: %s\n", strerror(-rc));
 		return rc;
 	}
@@ -184,8 +217,10 @@ int bpbench_ycsb_main(int argc, char **argv)
 	if (run_init(&R) != 0)
 		return 1;
 	int status = 1;
-	if (open_store(&R, file) != 0)
+	if (open_store(&R, file) != 0) {
+		close_stores(&R); /* those that did open */
 		goto out;
+	}
 	ycsb_report_config(&R, file);
 	/* before the stats file appears: whoever sees it may signal us */
 	ycsb_catch_signals();
@@ -194,13 +229,11 @@ int bpbench_ycsb_main(int argc, char **argv)
 	if (load_and_run(&R) == 0)
 		status = 0;
 	bpstat_publisher_destroy(R.pub);
-	int rc = kv_close(R.kv);
-	if (rc) {
-		fprintf(stderr, YCSB_PROG ": closing the store: %s\n", strerror(-rc));
+	int rc = close_stores(&R);
+	if (rc)
 		status = 1;
-	}
 	if (!R.o.file && !R.o.keep)
-		remove_store(file);
+		remove_store(file, R.o.files);
 	rc = emitter_finish(&R.out);
 	if (rc == 0 && R.o.json)
 		rc = emitter_finish(&R.json);

@@ -65,6 +65,7 @@ struct ycsb_opts {
 	unsigned threads, scan_max;
 	uint64_t records, ops, seed;
 	uint64_t checkpoint_bytes;    /* --durable: kv_config's (0 = the store's) */
+	unsigned files;               /* --files: stores sharing the one pool */
 	double duration_s, theta;
 	uint32_t frames, page_size, value_size, latency_us;
 	enum fwait_policy policy;
@@ -87,9 +88,13 @@ struct ycsb_worker {
 
 enum ycsb_phase { PHASE_LOAD, PHASE_RUN };
 
+/* --files N: N stores (files) in one pool (kv_config.shared_pool); record
+ * key k lives in store k % N.  kv[0] owns the pool. */
+#define YCSB_MAX_FILES 16u
+
 struct ycsb_run {
 	struct ycsb_opts o;
-	struct kv_store *kv;
+	struct kv_store *kv[YCSB_MAX_FILES];
 	struct bp_pool *pool;
 	struct bpstat_publisher *pub;
 	enum ycsb_phase phase;
@@ -110,6 +115,12 @@ struct ycsb_run {
 	 * (ycsb_run_phase); the reports are their differences. */
 	struct kv_log_stats log0, log1;
 };
+
+/* The store that holds key. */
+static inline struct kv_store *ycsb_store(const struct ycsb_run *R, uint64_t key)
+{
+	return R->kv[key % R->o.files];
+}
 
 /* ycsb_opts.c: 0, or -EINVAL with a message on stderr (--help exits 0). */
 int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o);

@@ -68,6 +68,8 @@ static void ycsb_usage(FILE *f)
 	      "      --checkpoint-bytes N\n"
 	      "                         with --durable: checkpoint every N bytes of log\n"
 	      "                         (default 0: the store's, 64 MiB)\n"
+	      "      --files N          N stores (files) in one pool, record k in store k % N\n"
+	      "                         (1..16, default 1; a scan stays in one store)\n"
 	      "      --json             JSON lines on stdout (the report goes to stderr)\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "      --seed N           random seed (default 1)\n", f);
@@ -75,7 +77,7 @@ static void ycsb_usage(FILE *f)
 
 /* The long options without a short form. */
 enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
-       O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS, O_DURABLE,
+       O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS, O_DURABLE, O_FILES,
        O_CKPT };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
@@ -107,6 +109,8 @@ static int parse_number(int c, const char *arg, struct ycsb_opts *o)
 	case O_CKPT:
 		return util_opt_u64(YCSB_PROG, "--checkpoint-bytes", arg, 0, UINT64_C(1) << 48,
 				    &o->checkpoint_bytes);
+	case O_FILES:
+		return util_opt_unsigned(YCSB_PROG, "--files", arg, 1, YCSB_MAX_FILES, &o->files);
 	case O_SEED:
 	default:
 		return util_opt_u64(YCSB_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
@@ -125,12 +129,12 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		{"no-stats-file", 0, 0, O_NOSTATS}, {"verify", 0, 0, O_VERIFY},
 		{"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'}, {"seed", 1, 0, O_SEED},
 		{"checksums", 0, 0, O_CHECKSUMS}, {"durable", 0, 0, O_DURABLE},
-		{"checkpoint-bytes", 1, 0, O_CKPT},
+		{"checkpoint-bytes", 1, 0, O_CKPT}, {"files", 1, 0, O_FILES},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ycsb_opts){.mix = &mixes[0], .dist = mixes[0].dist, .threads = 16,
 				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
 				.scan_max = 100, .frames = 1024, .page_size = 4096,
-				.value_size = KV_VALUE_SIZE_DEFAULT, .seed = 1};
+				.value_size = KV_VALUE_SIZE_DEFAULT, .seed = 1, .files = 1};
 	bool dist_set = false, ckpt_set = false;
 	int c;
 	optind = 1;
@@ -147,6 +151,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 			break;
 		case 't': case 'r': case 'o': case 'd': case O_THETA: case O_SCAN:
 		case O_FRAMES: case O_PAGE: case O_VALUE: case O_LAT: case O_SEED: case O_CKPT:
+		case O_FILES:
 			if (parse_number(c, optarg, o) != 0)
 				return -EINVAL;
 			ckpt_set |= c == O_CKPT;
@@ -193,6 +198,10 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		o->dist = o->mix->dist;
 	if (ckpt_set && !o->durable) {
 		fprintf(stderr, YCSB_PROG ": --checkpoint-bytes needs --durable\n");
+		return -EINVAL;
+	}
+	if (o->files > 1 && o->durable) { /* a shared pool's hook is its owner's */
+		fprintf(stderr, YCSB_PROG ": --files and --durable do not go together\n");
 		return -EINVAL;
 	}
 	/* each thread pins at most a root-to-leaf path plus a new page */

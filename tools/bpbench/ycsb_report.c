@@ -87,6 +87,10 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 			     (double)o->frames * o->page_size / 1048576.0, o->value_size,
 			     fwait_policy_name(o->policy), o->latency_us,
 			     o->checksums ? "checksums" : "no checksums", file);
+	if (o->files > 1)
+		emitter_table_printf(h, "  %u stores in the one pool: %s and %s.1 .. %s.%u, "
+				     "record k in store k %% %u\n", o->files, file, file, file,
+				     o->files - 1, o->files);
 	/* what the store was asked for, the checkpoint interval as it applies */
 	uint64_t ckpt = o->checkpoint_bytes ? o->checkpoint_bytes : KV_CHECKPOINT_BYTES_DEFAULT;
 	if (o->durable) /* in MiB when whole (the default's 64), else in bytes */
@@ -112,6 +116,8 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 	emitter_kv_str(j, "policy", fwait_policy_name(o->policy));
 	emitter_kv_u64(j, "latency_us", o->latency_us);
 	emitter_kv_bool(j, "checksums", o->checksums);
+	if (o->files > 1) /* absent with one store: that output is as it was */
+		emitter_kv_u64(j, "files", o->files);
 	emitter_kv_str(j, "file", file);
 	if (o->durable) { /* absent without --durable: that output is as it was */
 		emitter_kv_bool(j, "durable", true);

@@ -108,7 +108,7 @@ static int op_read(struct ycsb_worker *w, uint64_t recno)
 	/* Pairs with the release in record_version: the write it records is
 	 * complete, so our get must see it or a later one. */
 	uint32_t before = atomic_load_explicit(&R->versions[recno], memory_order_acquire);
-	int rc = kv_get(R->kv, key, buf);
+	int rc = kv_get(ycsb_store(R, key), key, buf);
 	if (rc)
 		return fail(w, rc, "get", recno);
 	if (ycsb_value_decode(buf, R->o.value_size, key, &ver) != 0 || ver < before)
@@ -130,7 +130,7 @@ static int op_write(struct ycsb_worker *w, uint64_t recno, const char *what)
 {
 	struct ycsb_run *R = w->run;
 	struct write_arg a = {.key = key_of(recno), .vs = R->o.value_size};
-	int rc = kv_upsert(R->kv, a.key, fill_next_version, &a);
+	int rc = kv_upsert(ycsb_store(R, a.key), a.key, fill_next_version, &a);
 	if (rc < 0)
 		return fail(w, rc, what, recno);
 	record_version(R, recno, a.version);
@@ -180,7 +180,7 @@ static int do_op(struct ycsb_worker *w, enum ycsb_op op)
 	case OP_SCAN: {
 		recno = key_choose(R->o.dist, &w->zipf, &w->rng, n);
 		struct scan_arg s = {.vs = R->o.value_size};
-		int rc = kv_scan(R->kv, key_of(recno), 1 + rng_below(&w->rng, R->o.scan_max),
+		int rc = kv_scan(ycsb_store(R, key_of(recno)), key_of(recno), 1 + rng_below(&w->rng, R->o.scan_max),
 				 scan_visit, &s);
 		if (rc < 0 || s.bad)
 			return fail(w, rc < 0 ? rc : -EBADMSG, "scan", recno);
@@ -281,7 +281,7 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 	const uint64_t tick_ns = 100000000, every = R->tty ? 5 : 50; /* progress: 0.5 s or 5 s */
 	R->phase = phase;
 	if (R->o.durable)
-		kv_log_stats(R->kv, &R->log0); /* only -EINVAL for NULL */
+		kv_log_stats(R->kv[0], &R->log0); /* only -EINVAL for NULL */
 	unsigned started = 0;
 	R->running = R->o.threads;
 	for (unsigned i = 0; i < R->o.threads; i++, started++) {
@@ -332,7 +332,7 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 		}
 	}
 	if (R->o.durable)
-		kv_log_stats(R->kv, &R->log1);
+		kv_log_stats(R->kv[0], &R->log1);
 	if (R->tty && !R->o.quiet)
 		fputs("\r\033[K", stderr);
 	if (R->pub)

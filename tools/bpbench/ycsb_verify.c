@@ -81,7 +81,9 @@ int ycsb_verify(struct ycsb_run *R)
 		return -ENOMEM;
 	for (uint64_t r = 0; r < v.end; r++)
 		written += atomic_load_explicit(&R->versions[r], memory_order_relaxed) != 0;
-	int rc = kv_scan(R->kv, 0, SIZE_MAX, verify_visit, &v);
+	int rc = 0;
+	for (unsigned f = 0; f < R->o.files && rc >= 0; f++) /* every store */
+		rc = kv_scan(R->kv[f], 0, SIZE_MAX, verify_visit, &v);
 	if (rc < 0)
 		fprintf(stderr, "verify: scan failed: %s\n", strerror(-rc));
 	for (uint64_t r = 0; r < v.end && rc >= 0; r++)
@@ -90,7 +92,19 @@ int ycsb_verify(struct ycsb_run *R)
 				r, key_of(r), atomic_load_explicit(&R->versions[r], memory_order_relaxed) ?
 				"" : " (never written)");
 	free(v.found);
-	int crc = kv_check(R->kv, &ci);
+	/* every store's tree checked; ci adds up their keys and nodes */
+	struct kv_check_info one;
+	int crc = 0;
+	ci = (struct kv_check_info){0};
+	for (unsigned f = 0; f < R->o.files && crc == 0; f++) {
+		crc = kv_check(R->kv[f], &one);
+		ci.nkeys += one.nkeys;
+		ci.leaves += one.leaves;
+		ci.internal += one.internal;
+		if (one.height > ci.height)
+			ci.height = one.height;
+		memcpy(ci.error, one.error, sizeof(ci.error));
+	}
 	if (crc)
 		fprintf(stderr, "verify: tree check failed: %s\n", ci.error[0] ? ci.error : strerror(-crc));
 	else if (ci.nkeys != written || v.seen != written) {
