@@ -6,12 +6,14 @@
 #     write-ahead rule) exits exactly 1 with a round's failure: 1, not just
 #     "non-zero", so a crash or a usage error cannot pass for a catch.
 #     Batches of 1024 commits on a key space of 200000 keep the tree
-#     splitting while evicted pages run ahead of the log.  The kill's
-#     instant is timing's, so the failing round varies: 140 seeds with 20
-#     kills each all failed, most by round 5; seed 1 run 30 times failed
-#     every time, by round 17 at the latest, hence 50 kills.  (With
-#     sync_commit it never fails: each put's log is on disk before any
-#     page write could need it; with batches of 32, 4 seeds in 10 fail);
+#     splitting while a pool of 40 frames evicts pages ahead of the log.
+#     The kill's instant is timing's, so the failing round varies: seed 1
+#     run 40 times failed every time, by round 9 at the latest (with 128
+#     frames once only in round 34, hence 40 frames and 100 kills), and 60
+#     other seeds all failed.  A pass would take about 75 s (what the
+#     correct pool takes for these 100 rounds).  With sync_commit it never
+#     fails: each put's log is on disk before any page write could need
+#     it; with batches of 32 on 128 frames, 1 to 4 seeds in 10 fail;
 #   - the store's three files are removed after a run, kept with --keep.
 set -eu
 bpbench=$1
@@ -34,7 +36,7 @@ expect 2 --keys 3 --threads 4
 expect 2 --no-such-option
 expect 2 extra-argument
 
-expect 1 --kills 50 --seed 1 --batch 1024 --keys 200000 --break-wal -q --file "$dir/broken.db"
+expect 1 --kills 100 --seed 1 --batch 1024 --keys 200000 --frames 40 --break-wal -q --file "$dir/broken.db"
 grep -q 'crashtest: round [0-9]*: ' "$dir/err" && grep -q 'FAILED in round' "$dir/err" \
   || { cat "$dir/err"; echo "FAIL: the broken pool's failure is not reported"; exit 1; }
 
