@@ -61,3 +61,21 @@ int util_opt_double(const char *prog, const char *opt, const char *s, double min
 		s ? s : "");
 	return -EINVAL;
 }
+
+int util_opt_list(const char *prog, const char *opt, const char *s,
+		  int (*item)(const char *tok, void *arg), void *arg)
+{
+	char buf[256];
+	unsigned n = 0;
+	if (strlen(s) < sizeof(buf)) {
+		strcpy(buf, s);
+		char *save = NULL;
+		for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
+			if (item(tok, arg) != 0)
+				return -EINVAL;
+		if (n > 0)
+			return 0;
+	}
+	fprintf(stderr, "%s: %s wants a comma-separated list, not '%s'\n", prog, opt, s);
+	return -EINVAL;
+}

@@ -25,5 +25,11 @@ int util_opt_unsigned(const char *prog, const char *opt, const char *s, unsigned
 /* A finite decimal number in [min, max]. */
 int util_opt_double(const char *prog, const char *opt, const char *s, double min, double max,
 		    double *out);
+/* A comma-separated list (at most 255 characters): item(tok, arg) for each
+ * item, in order.  0, or -EINVAL: item's (it prints its own message), or
+ * after "<prog>: <opt> wants a comma-separated list, not '<s>'" when the
+ * list is empty or too long. */
+int util_opt_list(const char *prog, const char *opt, const char *s,
+		  int (*item)(const char *tok, void *arg), void *arg);
 
 #endif

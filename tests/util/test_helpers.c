@@ -4,6 +4,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <string.h>
 #include <stdint.h>
 
 #include "util/clock.h"
@@ -56,6 +57,37 @@ START_TEST(opt_refuses_everything_else)
 }
 END_TEST
 
+struct list_seen {
+	unsigned n;
+	unsigned v[8];
+};
+
+static int list_item(const char *tok, void *arg)
+{
+	struct list_seen *l = arg;
+	return l->n < 8 ? util_opt_unsigned("t", "--list", tok, 1, 99, &l->v[l->n++]) : -EINVAL;
+}
+
+/* A comma-separated list: each item in order; an item's refusal, an empty
+ * list or one too long is -EINVAL. */
+START_TEST(opt_list_calls_each_item)
+{
+	struct list_seen l = {0};
+	ck_assert_int_eq(util_opt_list("t", "--list", "3,1,42", list_item, &l), 0);
+	ck_assert_uint_eq(l.n, 3);
+	ck_assert_uint_eq(l.v[0], 3);
+	ck_assert_uint_eq(l.v[1], 1);
+	ck_assert_uint_eq(l.v[2], 42);
+	l.n = 0;
+	ck_assert_int_eq(util_opt_list("t", "--list", "3,x", list_item, &l), -EINVAL);
+	ck_assert_int_eq(util_opt_list("t", "--list", ",", list_item, &l), -EINVAL);
+	char big[300];
+	memset(big, '1', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	ck_assert_int_eq(util_opt_list("t", "--list", big, list_item, &l), -EINVAL);
+}
+END_TEST
+
 START_TEST(prng_is_xorshift64star_and_seeded_nonzero)
 {
 	/* xorshift64* from state 1, worked out from the definition by hand. */
@@ -104,6 +136,7 @@ int main(void)
 
 	tcase_add_test(tc, opt_accepts_whole_numbers_in_range);
 	tcase_add_test(tc, opt_refuses_everything_else);
+	tcase_add_test(tc, opt_list_calls_each_item);
 	tcase_add_test(tc, prng_is_xorshift64star_and_seeded_nonzero);
 	tcase_add_test(tc, log2_floor);
 	tcase_add_test(tc, clock_is_monotonic_ns);

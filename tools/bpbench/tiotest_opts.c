@@ -84,28 +84,9 @@ static void usage(FILE *o)
 		BP_READAHEAD_DEFAULT, TIO_DEFAULT_SEED);
 }
 
-/* Call item(tok, o) for each item of the comma-separated list s of option
- * opt; 0, or -EINVAL after a message (item's, or: no item, too long). */
-static int parse_list(const char *opt, const char *s, struct tio_options *o,
-		      int (*item)(const char *tok, struct tio_options *o))
+static int policy_item(const char *tok, void *arg)
 {
-	char buf[256];
-	unsigned n = 0;
-	if (strlen(s) < sizeof(buf)) {
-		strcpy(buf, s);
-		char *save = NULL;
-		for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save), n++)
-			if (item(tok, o) != 0)
-				return -EINVAL;
-		if (n > 0)
-			return 0;
-	}
-	fprintf(stderr, TIO_PROG ": %s wants a comma-separated list, not '%s'\n", opt, s);
-	return -EINVAL;
-}
-
-static int policy_item(const char *tok, struct tio_options *o)
-{
+	struct tio_options *o = arg;
 	enum fwait_policy p;
 	if (fwait_policy_parse(tok, &p) != 0) {
 		fprintf(stderr, TIO_PROG ": unknown policy '%s' (broadcast, wake-all, "
@@ -122,8 +103,9 @@ static int policy_item(const char *tok, struct tio_options *o)
 	return 0;
 }
 
-static int thread_count_item(const char *tok, struct tio_options *o)
+static int thread_count_item(const char *tok, void *arg)
 {
+	struct tio_options *o = arg;
 	if (o->nplot_threads == TIO_MAX_PLOT_POINTS) {
 		fprintf(stderr, TIO_PROG ": at most %u thread counts\n", TIO_MAX_PLOT_POINTS);
 		return -EINVAL;
@@ -247,7 +229,7 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 			break;
 		case OPT_POLICIES:
 			o->npolicies = 0;
-			rc = parse_list("--policies", optarg, o, policy_item);
+			rc = util_opt_list(TIO_PROG, "--policies", optarg, policy_item, o);
 			break;
 		case OPT_FILE:
 			o->file = optarg;
@@ -263,7 +245,7 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 			break;
 		case OPT_PLOT_THREADS:
 			o->nplot_threads = 0;
-			rc = parse_list("--plot-threads", optarg, o, thread_count_item);
+			rc = util_opt_list(TIO_PROG, "--plot-threads", optarg, thread_count_item, o);
 			break;
 		case OPT_PLOT_SCRIPT:
 			o->plot_script = optarg;
