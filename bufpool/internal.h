@@ -15,7 +15,7 @@
  *   1  log.c         bp_log, the one message formatter      -
  *   2  frame.c       pins, unpin wake, accounted bit waits  account
  *   3  pagemem.c     page memory: jemalloc arena or system  -
- *   3  pagetable.c   partitioned hash pageno -> frame       -
+ *   3  pagetable.c   partitioned hash pageno -> frame       frame
  *   3  fault.c       I/O fault injector (io.c, bp_flush)    account
  *   3  latch.c       phase-fair content latches on fwait    frame account
  *   4  io.c          I/O queue + threads, completions       fault account
@@ -40,9 +40,12 @@
  *   bp_partition.lock  the hash chains (heads[] of its buckets, frame.hash_next
  *                      of frames on those chains) and every change of a mapped
  *                      frame's tag (frame.pageno); eviction of a mapped frame
- *                      happens under the write lock of its page's partition,
- *                      pinning by lookup under the read lock, so a pin and an
- *                      eviction can never cross.
+ *                      happens under the write lock of its page's partition.
+ *                      A hit pins without the lock, speculatively, and keeps
+ *                      the pin only if the frame was not being taken and
+ *                      still holds its page (pagetable.c); a miss pins
+ *                      under the read lock.  Either way a pin and an
+ *                      eviction never cross.
  *   frame.state        atomic; bits in bufpool.h.  A frame whose state (minus
  *                      fwait's waiters bit) is 0 is free and unmapped.
  *   frame.latch        atomic; see latch.c.
@@ -179,7 +182,10 @@ struct bp_frame {
 	 * unlatch released). */
 	_Atomic uint64_t lsn;
 	_Atomic uint64_t rec_lsn;
-	uint32_t hash_next;       /* chain link, guarded by the partition lock */
+	/* Chain link, written under the partition's write lock; atomic
+	 * (relaxed) because the hit path walks chains without the lock
+	 * (pagetable.c). */
+	_Atomic uint32_t hash_next;
 	uint32_t index;
 	unsigned char *data;
 	struct bp_io_req io;
@@ -294,7 +300,8 @@ struct bp_pool {
 
 	unsigned npart;           /* power of two */
 	struct bp_partition *parts;
-	uint32_t *heads;          /* hash bucket heads: frame index or BP_NONE_IDX */
+	_Atomic uint32_t *heads;  /* hash bucket heads: frame index or BP_NONE_IDX;
+				   * atomic as hash_next */
 	unsigned nbuckets;        /* power of two; bucket b belongs to partition b & (npart-1) */
 	unsigned bucket_shift;    /* 64 - log2(nbuckets) */
 

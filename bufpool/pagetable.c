@@ -1,21 +1,42 @@
 /*
  * pagetable.c - the page number -> frame mapping.
  *
- * Layer 3 (page table): calls no other file of bufpool.
+ * Layer 3 (page table): calls only frame.c.
  *
  * Design note
  * -----------
  * A chained hash table whose buckets are split over npart partitions (bucket
  * b belongs to partition b & (npart - 1)), each with its own rwlock, as
  * PostgreSQL's buffer mapping partitions.  Chains link frames through
- * frame.hash_next.  A hit takes one partition's read lock (no system call
- * when uncontended), finds the frame and pins it before unlocking, so an
- * evictor, which needs that partition's write lock and a zero pin count,
- * can never take a frame between lookup and pin.
+ * frame.hash_next.
  *
- * Guards: heads[b] and hash_next of chained frames by the partition lock;
+ * A hit takes no lock (lookup_pin_fast), as Linux's page cache finds a
+ * folio under RCU and takes a reference speculatively: walk the chain,
+ * pin the frame found with one fetch_add, then keep the pin only if
+ *   - the state the fetch_add replaced had no LOCKED: every take of a
+ *     mapped frame (evict.c: try_take) is one CAS from zero pins to
+ *     LOCKED plus its own pin, so the two RMWs on the state word are
+ *     ordered: if ours came first the take's CAS fails (it sees our pin),
+ *     if the take came first we see LOCKED; a frame LOCKED for its read
+ *     is left to the locked path too, which waits for it;
+ *   - the frame still holds our page after the pin: a frame taken and
+ *     mapped to another page since we found it is unlocked again only by
+ *     a release (the read's completion, the creator's unlock) after its
+ *     new tag was stored, and our acquire fetch_add read that release's
+ *     value or a later one, so the tag load that follows sees the new tag.
+ * Anything else (no match, a chain changing under us, the pin limit) drops
+ * the pin and asks the locked path, which is the old protocol: the
+ * partition's read lock, the walk and the pin under it, so an evictor,
+ * which needs that partition's write lock and a zero pin count, can never
+ * take a frame between lookup and pin.  Frames are never freed, so an
+ * unlocked walk only ever reads frames; a walk that another chain's
+ * changes send astray ends at BP_NONE_IDX or after nframes steps.
+ *
+ * Guards: heads[b] and hash_next of chained frames are written under the
+ * partition's write lock and read relaxed by the unlocked walk;
  * frame.pageno is written only under the write lock of the page's partition
- * (or while the frame is claimed and unmapped), read relaxed by evict.c.
+ * (or while the frame is claimed and unmapped), read relaxed by evict.c and
+ * the unlocked walk.
  */
 #include <errno.h>
 
@@ -50,20 +71,45 @@ static int pin_found(struct bp_frame *f)
 	return 0;
 }
 
+/* The chain walk; under the partition lock it is exact, without it at
+ * most nframes steps (relaxed loads: the fast path checks what it finds). */
 static struct bp_frame *chain_find(struct bp_pool *p, uint64_t b, uint64_t pageno)
 {
-	struct bp_frame *f = frame_at(p, p->heads[b]);
-	while (f) {
+	struct bp_frame *f = frame_at(p, atomic_load_explicit(&p->heads[b], memory_order_relaxed));
+	for (uint32_t steps = 0; f && steps <= p->nframes; steps++) {
 		if (atomic_load_explicit(&f->pageno, memory_order_relaxed) == pageno)
 			return f;
-		f = frame_at(p, f->hash_next);
+		f = frame_at(p, atomic_load_explicit(&f->hash_next, memory_order_relaxed));
 	}
 	return NULL;
+}
+
+/* The hit path without the lock (see the design note): 0 with the frame
+ * pinned, or 1: ask the locked path. */
+static int lookup_pin_fast(struct bp_pool *p, uint64_t b, uint64_t pageno, struct bp_frame **out)
+{
+	struct bp_frame *f = chain_find(p, b, pageno);
+	if (!f)
+		return 1;
+	/* Acquire: as pin_found's, and it is what makes the tag load below
+	 * see a remap (the design note's second condition). */
+	uint32_t old = atomic_fetch_add_explicit(&f->state, BP_PIN_ONE, memory_order_acquire);
+	if ((old & BP_F_LOCKED) || bp_pins(old) >= BP_PIN_MAX ||
+	    atomic_load_explicit(&f->pageno, memory_order_relaxed) != pageno) {
+		bp_unpin(p, f); /* wakes an unpin waiter, as any unpin */
+		return 1;
+	}
+	if (!(old & BP_F_REFERENCED))
+		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
+	*out = f;
+	return 0;
 }
 
 int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
 {
 	uint64_t b = bp_hash_bucket(p, pageno);
+	if (lookup_pin_fast(p, b, pageno, out) == 0)
+		return 0;
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
 	pthread_rwlock_rdlock(&part->lock);
 	struct bp_frame *f = chain_find(p, b, pageno);
@@ -103,8 +149,13 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 		/* A new page: no LSN yet (the frame was clean to be taken). */
 		atomic_store_explicit(&f->lsn, 0, memory_order_relaxed);
 		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
-		f->hash_next = p->heads[b];
-		p->heads[b] = f->index;
+		/* Relaxed: an unlocked walker that reaches f checks it after
+		 * pinning (lookup_pin_fast), and the LOCKED bit this frame
+		 * carries until its read completes sends it to the lock. */
+		atomic_store_explicit(&f->hash_next,
+				      atomic_load_explicit(&p->heads[b], memory_order_relaxed),
+				      memory_order_relaxed);
+		atomic_store_explicit(&p->heads[b], f->index, memory_order_relaxed);
 	}
 	pthread_rwlock_unlock(&part->lock);
 	return r;
@@ -113,13 +164,18 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno)
 {
 	uint64_t b = bp_hash_bucket(p, pageno);
-	uint32_t *link = &p->heads[b];
-	while (*link != BP_NONE_IDX) {
-		if (*link == f->index) {
-			*link = f->hash_next;
-			f->hash_next = BP_NONE_IDX;
+	_Atomic uint32_t *link = &p->heads[b];
+	for (;;) {
+		uint32_t i = atomic_load_explicit(link, memory_order_relaxed);
+		if (i == BP_NONE_IDX)
+			return;
+		if (i == f->index) {
+			/* f keeps its link until it is reused, so an unlocked
+			 * walker standing on f goes on down the chain. */
+			atomic_store_explicit(link, atomic_load_explicit(&f->hash_next,
+					      memory_order_relaxed), memory_order_relaxed);
 			return;
 		}
-		link = &p->frames[*link].hash_next;
+		link = &p->frames[i].hash_next;
 	}
 }

@@ -105,7 +105,7 @@ static int alloc_memory(struct bp_pool *p)
 		atomic_init(&f->latch, 0);
 		atomic_init(&f->pageno, BP_NO_PAGE);
 		atomic_init(&f->wait_ns, 0);
-		f->hash_next = BP_NONE_IDX;
+		atomic_init(&f->hash_next, BP_NONE_IDX);
 		f->index = i;
 		f->data = p->pages + (size_t)i * p->page_size;
 	}
@@ -139,7 +139,7 @@ static int build_page_table(struct bp_pool *p, unsigned partitions)
 		return -ENOMEM;
 	memset(p->parts, 0, sizeof(*p->parts) * np);
 	for (unsigned i = 0; i < p->nbuckets; i++)
-		p->heads[i] = BP_NONE_IDX;
+		atomic_init(&p->heads[i], BP_NONE_IDX);
 	for (unsigned i = 0; i < np; i++) {
 		if (pthread_rwlock_init(&p->parts[i].lock, NULL)) {
 			p->npart = i;
