@@ -91,6 +91,8 @@ int bpbench_crashtest_main(int argc, char **argv)
 		uint64_t r0 = util_now_ns();
 		rc = crash_round_run(&C, &r);
 		if (rc == 0)
+			rc = crash_recovery_kill(&C);
+		if (rc == 0)
 			rc = crash_check(&C, &r);
 		r.seconds = (double)(util_now_ns() - r0) * 1e-9;
 		if (rc == 0 && !C.o.quiet)
@@ -102,8 +104,9 @@ int bpbench_crashtest_main(int argc, char **argv)
 	double secs = (double)(util_now_ns() - t0) * 1e-9;
 	if (rc == 0)
 		printf("crashtest: OK: %u rounds, %" PRIu64 " acks, %" PRIu64 " keys checked, %"
-		       PRIu64 " records recovered, %.1f s\n", C.o.kills, C.total_acks,
-		       C.keys_acked, C.total_recovered, secs);
+		       PRIu64 " records recovered, %" PRIu64 " recoveries killed (%" PRIu64
+		       " inside kv_open), %.1f s\n", C.o.kills, C.total_acks, C.keys_acked,
+		       C.total_recovered, C.recovery_kills, C.recovery_kills_inside, secs);
 	else
 		fprintf(stderr, CRASH_PROG ": FAILED in round %u of %u (seed %" PRIu64 "%s), "
 			"%.1f s%s\n", C.round - 1, C.o.kills, C.o.seed,

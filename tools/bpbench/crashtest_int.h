@@ -16,6 +16,8 @@
  *                      pipe, until it is killed;
  *   crashtest_round.c  the parent's half of a round: fork, read acks,
  *                      SIGKILL at the seeded ack count, drain, reap;
+ *   crashtest_recover.c  a recovery killed at a seeded delay, before the
+ *                      check recovers again;
  *   crashtest_check.c  the parent's check after the kill: reopen (the
  *                      store recovers), kv_check, every acked key, a scan.
  *
@@ -47,6 +49,7 @@
 struct crash_opts {
 	unsigned kills, threads, batch;
 	uint64_t seed, keys, max_acks, checkpoint_bytes;
+	uint64_t recovery_kill_us;  /* 0: no kill during recovery */
 	uint32_t frames;
 	const char *file;
 	bool keep, break_wal, quiet;
@@ -67,6 +70,8 @@ struct crash_run {
 	uint64_t *acked;        /* [keys]: highest acked version, 0 = none yet */
 	uint64_t keys_acked;    /* keys with acked[key] != 0 */
 	uint64_t total_acks, total_recovered;
+	uint64_t recovery_kills;        /* recovery children killed */
+	uint64_t recovery_kills_inside; /* of those, before kv_open returned */
 };
 
 /* What one round saw, for its line and the summary. */
@@ -85,6 +90,7 @@ struct crash_round {
 /* The PRNG stream of (round, who): who 0 is the parent's kill choice,
  * t + 1 the child's thread t (threads < 2^16). */
 #define CRASH_STREAM(round, who) (((uint64_t)(round) << 16) | (uint64_t)(who))
+#define CRASH_WHO_RECOVERY 0xffffu /* the recovery kill's delay */
 
 /* crashtest_opts.c: 0, or -EINVAL with a message on stderr (--help exits 0). */
 int crash_parse_opts(int argc, char **argv, struct crash_opts *o);
@@ -108,6 +114,11 @@ _Noreturn void crash_child(const struct crash_run *C, int fd);
  * after r->target of them, drain and reap it.  0 once it died of SIGKILL,
  * or a negative errno after printing why the round failed. */
 int crash_round_run(struct crash_run *C, struct crash_round *r);
+
+/* crashtest_recover.c: open the store in a child (recovery) and kill it
+ * after a seeded delay (see the file).  0, or a negative errno after
+ * printing why the round failed. */
+int crash_recovery_kill(struct crash_run *C);
 
 /* crashtest_check.c: reopen the store, check the tree, every acked key
  * and every value.  0, or -EBADMSG (a lost or damaged key, a bad tree) or

@@ -42,6 +42,9 @@ static void usage(FILE *f)
 	      "      --frames N             pool frames (default 128)\n"
 	      "      --checkpoint-bytes N   checkpoint after this much log (default 262144)\n"
 	      "      --max-acks M           kill after 1..M acks, seeded (default 3000)\n"
+	      "      --recovery-kill-us U   then kill a recovery (kv_open in a child) after\n"
+	      "                             0..U us, seeded, before the check (default 20000;\n"
+	      "                             0: no such kill)\n"
 	      "      --file PATH            the store (default /tmp/bpbench-crash.<pid>.db);\n"
 	      "                             PATH, PATH.wal and PATH.ctl are removed after\n"
 	      "      --keep                 keep them (to look at a failed run)\n"
@@ -51,7 +54,8 @@ static void usage(FILE *f)
 }
 
 /* The long options without a short form. */
-enum { O_SEED = 256, O_KEYS, O_BATCH, O_FRAMES, O_CKPT, O_MAXACKS, O_FILE, O_KEEP, O_BREAK };
+enum { O_SEED = 256, O_KEYS, O_BATCH, O_FRAMES, O_CKPT, O_MAXACKS, O_FILE, O_KEEP, O_BREAK,
+       O_RKILL };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct crash_opts *o)
@@ -70,6 +74,9 @@ static int parse_number(int c, const char *arg, struct crash_opts *o)
 	case O_CKPT:
 		return util_opt_u64(CRASH_PROG, "--checkpoint-bytes", arg, 1, UINT64_C(1) << 40,
 				    &o->checkpoint_bytes);
+	case O_RKILL:
+		return util_opt_u64(CRASH_PROG, "--recovery-kill-us", arg, 0, 10000000,
+				    &o->recovery_kill_us);
 	case O_MAXACKS:
 		return util_opt_u64(CRASH_PROG, "--max-acks", arg, 1, UINT64_C(1) << 32,
 				    &o->max_acks);
@@ -85,17 +92,18 @@ int crash_parse_opts(int argc, char **argv, struct crash_opts *o)
 		{"kills", 1, 0, 'k'}, {"seed", 1, 0, O_SEED}, {"threads", 1, 0, 't'},
 		{"keys", 1, 0, O_KEYS}, {"batch", 1, 0, O_BATCH}, {"frames", 1, 0, O_FRAMES},
 		{"checkpoint-bytes", 1, 0, O_CKPT}, {"max-acks", 1, 0, O_MAXACKS},
+		{"recovery-kill-us", 1, 0, O_RKILL},
 		{"file", 1, 0, O_FILE}, {"keep", 0, 0, O_KEEP}, {"break-wal", 0, 0, O_BREAK},
 		{"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct crash_opts){.kills = 20, .seed = 1, .threads = 4, .keys = 20000,
 				 .batch = 1, .frames = 128, .checkpoint_bytes = 262144,
-				 .max_acks = 3000};
+				 .max_acks = 3000, .recovery_kill_us = 20000};
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "k:t:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'k': case 't': case O_SEED: case O_KEYS: case O_BATCH: case O_FRAMES:
-		case O_CKPT: case O_MAXACKS:
+		case O_CKPT: case O_MAXACKS: case O_RKILL:
 			if (parse_number(c, optarg, o) != 0)
 				return -EINVAL;
 			break;
