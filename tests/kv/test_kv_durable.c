@@ -444,6 +444,37 @@ START_TEST(bad_input)
 }
 END_TEST
 
+/* Without sync_commit and without a kv_commit, the log is still written
+ * once KV_LOG_FLUSH_BYTES (8 MiB) are buffered: the buffer stays bounded,
+ * and what was flushed survives a crash. */
+START_TEST(uncommitted_log_is_flushed_when_large)
+{
+	struct kv_config c = config(true, false);
+	/* No page write may flush the log first (the write-ahead rule would):
+	 * a pool that holds the whole tree, no background writer. */
+	c.pool.nframes = 16384;
+	c.pool.flags |= BP_OPEN_NO_BGWRITER;
+	struct kv_store *kv;
+	uint8_t v[VSIZE];
+	ck_assert_int_eq(kv_open(&kv, &c), 0);
+	struct kv_log_stats l0, ls;
+	ck_assert_int_eq(kv_log_stats(kv, &l0), 0); /* after the open's own flush */
+	for (uint64_t i = 0; i < 200000; i++) {
+		make_value(v, scatter(i), 1);
+		ck_assert_int_ge(kv_put(kv, scatter(i), v), 0);
+		ck_assert_int_eq(kv_log_stats(kv, &ls), 0);
+		if (ls.fsyncs > l0.fsyncs)
+			break;
+	}
+	ck_assert_uint_eq(ls.fsyncs, l0.fsyncs + 1);
+	/* flushed at the bound, by the change that crossed it */
+	ck_assert_uint_ge(ls.bytes - l0.bytes, (8u << 20) - 2048);
+	ck_assert_uint_le(ls.bytes - l0.bytes, (8u << 20) + (64u << 10));
+	ck_assert_uint_eq(ls.commits, 0);
+	ck_assert_int_eq(kv_close(kv), 0);
+}
+END_TEST
+
 /* Not durable, the store writes no log and keeps none. */
 START_TEST(not_durable_has_no_log)
 {
@@ -471,6 +502,7 @@ int main(void)
 	tcase_add_test(tc, torn_page_is_rebuilt_from_its_image);
 	tcase_add_loop_test(tc, write_ahead_rule_keeps_a_later_commit, 0, 2);
 	tcase_add_test(tc, log_write_failure_is_sticky);
+	tcase_add_test(tc, uncommitted_log_is_flushed_when_large);
 	tcase_add_test(tc, bad_input);
 	tcase_add_test(tc, not_durable_has_no_log);
 	suite_add_tcase(s, tc);

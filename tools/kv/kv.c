@@ -144,6 +144,12 @@ static int after_change(struct kv_store *kv, uint64_t end)
 	if (kv->sync_commit) {
 		rc = kv_log_flush(kv->log, end);
 		kv_log_count_commit(kv->log);
+	} else if (end >= atomic_load_explicit(&kv->next_flush, memory_order_relaxed)) {
+		/* Nobody commits: keep the buffer to KV_LOG_FLUSH_BYTES or so.
+		 * Relaxed: a few writers may flush together, which is fine. */
+		atomic_store_explicit(&kv->next_flush, end + KV_LOG_FLUSH_BYTES,
+				      memory_order_relaxed);
+		rc = kv_log_flush(kv->log, end);
 	}
 	if (end >= atomic_load_explicit(&kv->next_checkpoint, memory_order_relaxed) &&
 	    pthread_mutex_trylock(&kv->checkpoint_lock) == 0) {

@@ -448,14 +448,6 @@ uint64_t kv_log_end(struct kv_log *log)
 	return e;
 }
 
-uint64_t kv_log_pending(struct kv_log *log)
-{
-	pthread_mutex_lock(&log->mu);
-	uint64_t n = log->act_pos + log->act.used - log->durable;
-	pthread_mutex_unlock(&log->mu);
-	return n;
-}
-
 /* ---- Checkpoints and reset ----------------------------------------------------- */
 
 int kv_log_set_redo(struct kv_log *log, uint64_t redo)

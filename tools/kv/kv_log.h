@@ -60,6 +60,10 @@ struct kv_log_part {
 	const void *value;   /* UPSERT */
 };
 
+/* Without sync_commit, a writer flushes the log once this much is
+ * buffered, so the buffer does not grow with the time between commits. */
+#define KV_LOG_FLUSH_BYTES (UINT64_C(8) << 20)
+
 /* The most parts of one record: a split of every level plus a new root and
  * the meta page (kv.c's change set is this size). */
 #define KV_LOG_MAX_PARTS 40u
@@ -104,8 +108,6 @@ int kv_log_flush_for_pool(void *log, uint64_t lsn, uint64_t *durable);
 uint64_t kv_log_begin_checkpoint(struct kv_log *log);
 /* The current end position (the LSN the next record gets). */
 uint64_t kv_log_end(struct kv_log *log);
-/* Bytes appended but not yet durable. */
-uint64_t kv_log_pending(struct kv_log *log);
 
 /* Record redo as where recovery starts (the control file), then free the
  * file's space below it where the file system can.  0 or a negative errno

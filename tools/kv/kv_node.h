@@ -72,6 +72,9 @@ struct kv_store {
 	bool sync_commit;
 	uint64_t checkpoint_bytes;
 	_Atomic uint64_t next_checkpoint; /* log position that triggers one */
+	_Atomic uint64_t next_flush;      /* without sync_commit: the position
+					   * at which a writer flushes the log,
+					   * so the buffer stays bounded */
 	pthread_mutex_t checkpoint_lock;  /* one checkpoint at a time */
 	uint64_t recovered_records;
 	uint32_t value_size;

@@ -207,6 +207,7 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 		return rc;
 	}
 	atomic_init(&kv->next_checkpoint, log ? kv_log_end(log) + kv->checkpoint_bytes : UINT64_MAX);
+	atomic_init(&kv->next_flush, log ? kv_log_end(log) + KV_LOG_FLUSH_BYTES : UINT64_MAX);
 	*out = kv;
 	return 0;
 }
