@@ -39,6 +39,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "kv.h"
 
@@ -110,6 +111,15 @@ void crash_store_config(const struct crash_run *C, struct kv_config *kc, bool cr
  * _exit(3) after printing an error).  fd is the pipe's write end. */
 _Noreturn void crash_child(const struct crash_run *C, int fd);
 
+/* crashtest_round.c: the process helpers, and the round.  crash_spawn
+ * forks child(C, write end of a new pipe) (the child never returns) and
+ * gives the read end; crash_reap waits for pid; crash_killed_check says
+ * whether status is a death by SIGKILL (else prints why not, about who).
+ * Each is 0 or a negative errno after printing why. */
+typedef void (*crash_child_fn)(const struct crash_run *C, int fd); /* must not return */
+int crash_spawn(struct crash_run *C, crash_child_fn child, int *rfd, pid_t *pid);
+int crash_reap(struct crash_run *C, pid_t pid, int *status);
+int crash_killed_check(const struct crash_run *C, int status, const char *who);
 /* crashtest_round.c: fork the child, read its acks into C->acked, kill it
  * after r->target of them, drain and reap it.  0 once it died of SIGKILL,
  * or a negative errno after printing why the round failed. */

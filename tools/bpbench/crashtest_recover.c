@@ -52,45 +52,23 @@ int crash_recovery_kill(struct crash_run *C)
 		return 0;
 	struct rng rng = rng_seeded(C->o.seed, CRASH_STREAM(C->round, CRASH_WHO_RECOVERY));
 	uint64_t us = rng_below(&rng, C->o.recovery_kill_us + 1);
-	int p[2];
-	if (pipe(p) != 0) {
-		fprintf(stderr, CRASH_PROG ": round %u: pipe: %s\n", C->round, strerror(errno));
-		return -errno;
-	}
-	fflush(stdout);
-	fflush(stderr);
-	pid_t pid = fork();
-	if (pid < 0) {
-		int e = -errno;
-		fprintf(stderr, CRASH_PROG ": round %u: fork: %s\n", C->round, strerror(-e));
-		close(p[0]);
-		close(p[1]);
-		return e;
-	}
-	if (pid == 0) {
-		close(p[0]);
-		recovery_child(C, p[1]);
-	}
-	close(p[1]);
+	int fd, st;
+	pid_t pid;
+	int rc = crash_spawn(C, recovery_child, &fd, &pid);
+	if (rc)
+		return rc;
 	struct timespec d = {.tv_sec = (time_t)(us / 1000000), .tv_nsec = (long)(us % 1000000) * 1000};
 	while (nanosleep(&d, &d) != 0 && errno == EINTR)
 		;
 	kill(pid, SIGKILL);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR) {
-			close(p[0]);
-			return -ECHILD;
-		}
+	rc = crash_reap(C, pid, &st);
 	char b;
-	bool recovered = read(p[0], &b, 1) == 1;
-	close(p[0]);
-	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
-		fprintf(stderr, CRASH_PROG ": round %u: the recovery child did not die of the kill "
-			"(%s %d)\n", C->round, WIFEXITED(st) ? "exit status" : "signal",
-			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-		return -ECHILD;
-	}
+	bool recovered = read(fd, &b, 1) == 1;
+	close(fd);
+	if (rc == 0)
+		rc = crash_killed_check(C, st, "the recovery child");
+	if (rc)
+		return rc;
 	C->recovery_kills++;
 	if (!recovered)
 		C->recovery_kills_inside++;

@@ -127,12 +127,9 @@ static int read_acks(struct crash_run *C, struct crash_round *r, int fd, pid_t p
 	return 0;
 }
 
-int crash_round_run(struct crash_run *C, struct crash_round *r)
+int crash_spawn(struct crash_run *C, crash_child_fn child, int *rfd, pid_t *pid)
 {
-	struct rng rng = rng_seeded(C->o.seed, CRASH_STREAM(C->round, 0));
 	int p[2];
-
-	r->target = 1 + rng_below(&rng, C->o.max_acks);
 	if (pipe(p) != 0) {
 		fprintf(stderr, CRASH_PROG ": round %u: pipe: %s\n", C->round, strerror(errno));
 		return -errno;
@@ -140,29 +137,60 @@ int crash_round_run(struct crash_run *C, struct crash_round *r)
 	/* the child must not inherit half-written output buffers */
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = fork();
-	if (pid < 0) {
+	*pid = fork();
+	if (*pid < 0) {
 		int e = -errno;
 		fprintf(stderr, CRASH_PROG ": round %u: fork: %s\n", C->round, strerror(-e));
 		close(p[0]);
 		close(p[1]);
 		return e;
 	}
-	if (pid == 0) {
+	if (*pid == 0) {
 		close(p[0]);
-		crash_child(C, p[1]);
+		child(C, p[1]);
+		_exit(3); /* a child function that returned: not a kill */
 	}
 	close(p[1]);
-	bool killed = false;
-	int rc = read_acks(C, r, p[0], pid, &killed);
-	close(p[0]);
-	int st;
-	while (waitpid(pid, &st, 0) < 0)
+	*rfd = p[0];
+	return 0;
+}
+
+int crash_reap(struct crash_run *C, pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR) {
 			fprintf(stderr, CRASH_PROG ": round %u: waitpid: %s\n", C->round,
 				strerror(errno));
 			return -ECHILD;
 		}
+	return 0;
+}
+
+int crash_killed_check(const struct crash_run *C, int st, const char *who)
+{
+	if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+		return 0;
+	fprintf(stderr, CRASH_PROG ": round %u: %s did not die of the kill (%s %d)\n", C->round,
+		who, WIFEXITED(st) ? "exit status" : "signal",
+		WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return -ECHILD;
+}
+
+int crash_round_run(struct crash_run *C, struct crash_round *r)
+{
+	struct rng rng = rng_seeded(C->o.seed, CRASH_STREAM(C->round, 0));
+	int fd, st;
+	pid_t pid;
+
+	r->target = 1 + rng_below(&rng, C->o.max_acks);
+	int rc = crash_spawn(C, crash_child, &fd, &pid);
+	if (rc)
+		return rc;
+	bool killed = false;
+	rc = read_acks(C, r, fd, pid, &killed);
+	close(fd);
+	if (crash_reap(C, pid, &st))
+		return -ECHILD;
 	C->total_acks += r->acks;
 	if (rc)
 		return rc;
@@ -177,11 +205,5 @@ int crash_round_run(struct crash_run *C, struct crash_round *r)
 				C->round, WIFSIGNALED(st) ? WTERMSIG(st) : 0, r->acks, r->target);
 		return -ECHILD;
 	}
-	if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGKILL) {
-		fprintf(stderr, CRASH_PROG ": round %u: the child did not die of the kill "
-			"(%s %d)\n", C->round, WIFEXITED(st) ? "exit status" : "signal",
-			WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-		return -ECHILD;
-	}
-	return 0;
+	return crash_killed_check(C, st, "the child");
 }
