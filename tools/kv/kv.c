@@ -142,15 +142,16 @@ static int after_change(struct kv_store *kv, uint64_t end)
 		return 0;
 	int rc = 0;
 	if (kv->sync_commit) {
-		rc = kv_log_flush(kv->log, end);
-		kv_log_count_commit(kv->log);
+		rc = kv_log_flush(kv->log, end, true, NULL);
 	} else if (end >= atomic_load_explicit(&kv->next_flush, memory_order_relaxed)) {
 		/* Nobody commits: keep the buffer to KV_LOG_FLUSH_BYTES or so.
 		 * Relaxed: a few writers may flush together, which is fine. */
 		atomic_store_explicit(&kv->next_flush, end + KV_LOG_FLUSH_BYTES,
 				      memory_order_relaxed);
-		rc = kv_log_flush(kv->log, end);
+		rc = kv_log_flush(kv->log, end, false, NULL);
 	}
+	/* Relaxed: a trigger, not a guard; checkpoint_lock serialises them
+	 * and a stale read only moves one checkpoint by a change or two. */
 	if (end >= atomic_load_explicit(&kv->next_checkpoint, memory_order_relaxed) &&
 	    pthread_mutex_trylock(&kv->checkpoint_lock) == 0) {
 		/* A failed checkpoint leaves the previous one standing; the
@@ -482,9 +483,8 @@ int kv_commit(struct kv_store *kv)
 {
 	if (!kv || !kv->log)
 		return -EINVAL;
-	int rc = kv_log_flush(kv->log, kv_log_end(kv->log));
-	kv_log_count_commit(kv->log);
-	return rc;
+	/* UINT64_MAX: every change that returned before this call */
+	return kv_log_flush(kv->log, UINT64_MAX, true, NULL);
 }
 
 int kv_checkpoint_locked(struct kv_store *kv)

@@ -380,9 +380,11 @@ int kv_log_append(struct kv_log *log, struct kv_log_part *parts, unsigned n,
 	return 0;
 }
 
-int kv_log_flush(struct kv_log *log, uint64_t end)
+int kv_log_flush(struct kv_log *log, uint64_t end, bool commit, uint64_t *durable)
 {
 	pthread_mutex_lock(&log->mu);
+	if (commit)
+		log->commits++;
 	uint64_t stop = log->act_pos + log->act.used;
 	if (end > stop)
 		end = stop; /* nothing past the end can be waited for */
@@ -417,6 +419,8 @@ int kv_log_flush(struct kv_log *log, uint64_t end)
 	}
 	/* What was durable before a failure stays durable. */
 	int rc = log->durable >= end ? 0 : log->err;
+	if (durable)
+		*durable = log->durable;
 	pthread_mutex_unlock(&log->mu);
 	return rc;
 }
@@ -424,11 +428,10 @@ int kv_log_flush(struct kv_log *log, uint64_t end)
 int kv_log_flush_for_pool(void *arg, uint64_t lsn, uint64_t *durable)
 {
 	struct kv_log *log = arg;
-	int rc = kv_log_flush(log, lsn + 1);
-	pthread_mutex_lock(&log->mu);
+	uint64_t d;
+	int rc = kv_log_flush(log, lsn + 1, false, &d);
 	/* durable is a record boundary: a record starting below it is whole. */
-	*durable = log->durable - 1;
-	pthread_mutex_unlock(&log->mu);
+	*durable = d - 1;
 	return rc ? rc : (*durable >= lsn ? 0 : -EIO);
 }
 
@@ -472,7 +475,7 @@ uint32_t kv_log_value_size(const struct kv_log *log) { return log->value_size; }
 int kv_log_reset(struct kv_log *log, uint32_t value_size)
 {
 	uint64_t end = kv_log_end(log);
-	int rc = kv_log_flush(log, end);
+	int rc = kv_log_flush(log, end, false, NULL);
 	if (rc)
 		return rc;
 	pthread_mutex_lock(&log->ctl_mu);
@@ -582,13 +585,6 @@ void kv_log_get_stats(struct kv_log *log, struct kv_log_stats *out)
 	out->fsyncs = log->fsyncs;
 	out->checkpoints = log->checkpoints;
 	out->durable_lsn = log->durable;
-	pthread_mutex_unlock(&log->mu);
-}
-
-void kv_log_count_commit(struct kv_log *log)
-{
-	pthread_mutex_lock(&log->mu);
-	log->commits++;
 	pthread_mutex_unlock(&log->mu);
 }
 

@@ -96,9 +96,12 @@ void kv_log_set_pool(struct kv_log *log, struct bp_pool *pool);
 int kv_log_append(struct kv_log *log, struct kv_log_part *parts, unsigned n,
 		  uint64_t *lsn, uint64_t *end);
 /* Make every record below end durable (group commit: joins a flush in
- * progress, or writes and fdatasyncs everything buffered).  0 once
- * durable >= end, else the sticky error of a failed write or fsync. */
-int kv_log_flush(struct kv_log *log, uint64_t end);
+ * progress, or writes and fdatasyncs everything buffered); an end past the
+ * log's (UINT64_MAX) means every record appended before the call.  commit
+ * counts one commit, under the same lock; *durable (if not NULL) gets the
+ * durable position as the call returns.  0 once durable >= end, else the
+ * sticky error of a failed write or fsync. */
+int kv_log_flush(struct kv_log *log, uint64_t end, bool commit, uint64_t *durable);
 /* The pool's bp_config.flush_log: the record at lsn made durable; *durable
  * is the highest LSN the pool may write without asking again. */
 int kv_log_flush_for_pool(void *log, uint64_t lsn, uint64_t *durable);
@@ -133,8 +136,6 @@ int kv_log_replay(struct kv_log *log, kv_log_apply_fn apply, void *arg, uint64_t
 /* Counters (kv.h's struct kv_log_stats; recovered_records is kv_open's). */
 struct kv_log_stats;
 void kv_log_get_stats(struct kv_log *log, struct kv_log_stats *out);
-/* Count one commit (kv_commit, or a sync_commit change). */
-void kv_log_count_commit(struct kv_log *log);
 /* Count one completed checkpoint. */
 void kv_log_count_checkpoint(struct kv_log *log);
 
