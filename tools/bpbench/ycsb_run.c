@@ -283,6 +283,9 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 	if (R->o.durable)
 		kv_log_stats(R->kv[0], &R->log0); /* only -EINVAL for NULL */
 	unsigned started = 0;
+	/* Before the first worker starts: a short --ops phase can be over
+	 * before the last pthread_create returns. */
+	uint64_t t0 = util_now_ns(), last_ns = t0, last_ops = 0, ticks = 0;
 	R->running = R->o.threads;
 	for (unsigned i = 0; i < R->o.threads; i++, started++) {
 		struct ycsb_worker *w = &R->w[i];
@@ -297,7 +300,6 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 			break;
 		}
 	}
-	uint64_t t0 = util_now_ns(), last_ns = t0, last_ops = 0, ticks = 0;
 	uint64_t end = phase == PHASE_RUN && !R->o.ops ? t0 + (uint64_t)(R->o.duration_s * 1e9) : 0;
 	pthread_mutex_lock(&R->lock);
 	while (R->running > 0) {
