@@ -4,7 +4,8 @@
 # Both phases must do every operation asked for (--ops) and check each
 # value they read (a wrong one fails the run), the "floor" JSON line must
 # carry both phases' figures and ratios that are the quotients of those
-# figures, the human report the two rows and the ratio line; with three
+# figures, the human report the two rows and the ratio line, and the run
+# write nothing (the load's pages are written back before it); with three
 # stores each is copied.  A pool of 128 frames is smaller than the ~200
 # leaves, so the copy reads evicted pages back through the pool.  A
 # workload that writes is refused (exit 2, with a message).
@@ -32,6 +33,8 @@ def near(a, b):
 assert near(f["ratio_ops_per_s"], f["pool_ops_per_s"] / f["floor_ops_per_s"]), "ratio per s"
 assert near(f["ratio_ops_per_cpu_s"], f["pool_ops_per_cpu_s"] / f["floor_ops_per_cpu_s"]), \
     "ratio per CPU-second"
+p = [l for l in lines if l.get("type") == "pool_stats"][0]["stats"]["counters"]
+assert p["writes"] == 0, "the load's pages were written back before the run"
 PY
 }
 

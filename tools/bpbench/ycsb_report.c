@@ -106,8 +106,9 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 				     ckpt % 1048576 ? ckpt : ckpt / 1048576,
 				     ckpt % 1048576 ? "B" : "MiB");
 	if (o->no_pool)
-		emitter_table_printf(h, "  no pool: after the run, the same reads on the tree copied "
-				     "to plain memory (the floor)\n");
+		emitter_table_printf(h, "  no pool: the load's pages written back before the run; "
+				     "after it, the same reads on the tree copied to plain memory "
+				     "(the floor)\n");
 	if (!o->json)
 		return;
 	char workload[2] = {o->mix->name, '\0'};
