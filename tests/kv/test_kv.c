@@ -2,8 +2,9 @@
  * test_kv.c - unit tests of the B+-tree store (tools/kv/kv.c).
  *
  * Design note: through kv.h only, the store's public (kv_) API, as an
- * embedding program uses it; that nothing else of libkv is global, and
- * that all of it is kv_-prefixed, is kv_symbols.sh's check.  Small pages
+ * embedding program uses it, and kv_mem.h, its copy in plain memory; that
+ * nothing else of libkv is global, and that all of it is kv_-prefixed, is
+ * kv_symbols.sh's check.  Small pages
  * (512 B) and a small pool make a deep tree with many splits and force
  * pages out to the file, so close/reopen really reads them back.
  */
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "kv.h"
+#include "kv_mem.h"
 #include "../check_run.h"
 
 #define VSIZE 40u
@@ -305,6 +307,66 @@ START_TEST(test_close_failure_is_logged)
 }
 END_TEST
 
+/* The store copied to plain memory (kv_mem.h): every key reads back from
+ * the copy as from the store, a key never written is -ENOENT, the copy
+ * stays what it was when taken.  32 frames hold a fraction of the tree,
+ * so the copy pins pages that must be read back from the file first. */
+START_TEST(test_mem_copy_reads_like_the_store)
+{
+	struct kv_store *kv;
+	struct kv_mem *m;
+	struct kv_check_info ci;
+	uint8_t v[VSIZE], got[VSIZE], want[VSIZE];
+	ck_assert_int_eq(open_store(&kv, true, 32), 0);
+	const uint64_t n = 3000;
+	for (uint64_t i = 0; i < n; i++) {
+		make_value(v, scatter(i), 1);
+		ck_assert_int_eq(kv_put(kv, scatter(i), v), 1);
+	}
+	ck_assert_int_eq(kv_check(kv, &ci), 0);
+	ck_assert_uint_ge(ci.height, 2); /* inner nodes on more than one level */
+	ck_assert_int_eq(kv_mem_copy(kv, &m), 0);
+	/* the meta page, every leaf and every inner node */
+	ck_assert_uint_eq(kv_mem_pages(m), 1 + ci.leaves + ci.internal);
+	ck_assert_uint_eq(kv_mem_bytes(m), kv_mem_pages(m) * 512);
+	for (uint64_t i = 0; i < n; i++) {
+		make_value(want, scatter(i), 1);
+		ck_assert_int_eq(kv_mem_get(m, scatter(i), got), 0);
+		ck_assert_mem_eq(got, want, VSIZE);
+	}
+	ck_assert_int_eq(kv_mem_get(m, scatter(n), got), -ENOENT);
+	/* a snapshot: a later put changes the store, not the copy */
+	make_value(v, scatter(0), 2);
+	ck_assert_int_eq(kv_put(kv, scatter(0), v), 0);
+	ck_assert_int_eq(kv_get(kv, scatter(0), got), 0);
+	ck_assert_mem_eq(got, v, VSIZE);
+	make_value(want, scatter(0), 1);
+	ck_assert_int_eq(kv_mem_get(m, scatter(0), got), 0);
+	ck_assert_mem_eq(got, want, VSIZE);
+	kv_mem_free(m);
+	ck_assert_int_eq(kv_close(kv), 0);
+}
+END_TEST
+
+START_TEST(test_mem_copy_empty_store_and_bad_input)
+{
+	struct kv_store *kv;
+	struct kv_mem *m = NULL;
+	uint8_t got[VSIZE];
+	ck_assert_int_eq(open_store(&kv, true, 32), 0);
+	ck_assert_int_eq(kv_mem_copy(NULL, &m), -EINVAL);
+	ck_assert_int_eq(kv_mem_copy(kv, NULL), -EINVAL);
+	ck_assert_ptr_null(m);
+	ck_assert_int_eq(kv_mem_copy(kv, &m), 0); /* the meta page and an empty root */
+	ck_assert_int_eq(kv_mem_get(m, 1, got), -ENOENT);
+	ck_assert_int_eq(kv_mem_get(m, 1, NULL), -EINVAL);
+	ck_assert_int_eq(kv_mem_get(NULL, 1, got), -EINVAL);
+	kv_mem_free(m);
+	kv_mem_free(NULL);
+	ck_assert_int_eq(kv_close(kv), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("kv");
@@ -317,6 +379,8 @@ int main(void)
 	tcase_add_test(tc, test_bad_input);
 	tcase_add_test(tc, test_close_failure_is_logged);
 	tcase_add_test(tc, test_three_stores_share_one_pool);
+	tcase_add_test(tc, test_mem_copy_reads_like_the_store);
+	tcase_add_test(tc, test_mem_copy_empty_store_and_bad_input);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }
