@@ -20,7 +20,9 @@
  *     released: no latch is held across an fsync;
  *   - descents couple latches: the child is latched before the parent is
  *     released ("crabbing"), so a node seen through its parent cannot be
- *     split away in between;
+ *     split away in between; the optimistic descents (below) couple reads
+ *     the same way: the child's read begins (or its latch is taken) before
+ *     the parent's read is validated;
  *   - order: meta, then down the tree, then (scans only) rightwards along
  *     the leaf chain; writers never latch a sibling except the page they
  *     just created (unreachable until linked), so waits form no cycle.
