@@ -9,6 +9,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -246,6 +247,42 @@ START_TEST(test_lookups_during_splits)
 }
 END_TEST
 
+/* A damaged inner node whose children are all page 0 (the meta page, never
+ * a node; a torn read can also see 0, from a frame being zeroed for a new
+ * node): lookups and inserts fail with -EBADMSG on every path (optimistic
+ * and latched), and the meta page keeps no extra pin or latch (kv_close
+ * would fail with -EBUSY). */
+START_TEST(test_child_zero_is_refused)
+{
+	struct kv_store *kv;
+	uint8_t v[VSIZE];
+	ck_assert_int_eq(open_store(&kv, true, 16), 0);
+	for (uint64_t k = 1; k <= 200; k++) {
+		make_value(v, k, 1);
+		ck_assert_int_eq(kv_put(kv, k, v), 1);
+	}
+	ck_assert_int_eq(kv_close(kv), 0);
+	/* the root (an inner node by now): every child page number -> 0 */
+	int fd = open(path, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	uint64_t root, hdr[3];
+	ck_assert_int_eq(pread(fd, &root, 8, 24), 8); /* kv_meta: lsn, magic, sizes, root */
+	ck_assert_int_eq(pread(fd, hdr, 24, (off_t)root * 512), 24);
+	unsigned level = (unsigned)(hdr[1] & 0xffff), nkeys = (unsigned)((hdr[1] >> 16) & 0xffff);
+	ck_assert_uint_ge(level, 1);
+	unsigned inner_cap = (512 - 24 - 8) / 16;   /* kv_open.c, set_geometry */
+	uint64_t zeros[64] = {0};
+	ck_assert_int_eq(pwrite(fd, zeros, (nkeys + 1) * 8, (off_t)root * 512 + 24 + inner_cap * 8),
+			 (ssize_t)((nkeys + 1) * 8));
+	close(fd);
+	ck_assert_int_eq(open_store(&kv, false, 16), 0);
+	uint8_t got[VSIZE];
+	ck_assert_int_eq(kv_get(kv, 5, got), -EBADMSG);
+	ck_assert_int_eq(kv_put(kv, 1000, v), -EBADMSG);
+	ck_assert_int_eq(kv_close(kv), 0);
+}
+END_TEST
+
 START_TEST(test_bad_input)
 {
 	struct kv_store *kv = NULL;
@@ -384,6 +421,7 @@ int main(void)
 	tcase_add_test(tc, test_concurrent_inserts);
 	tcase_add_test(tc, test_lookups_during_splits);
 	tcase_add_test(tc, test_bad_input);
+	tcase_add_test(tc, test_child_zero_is_refused);
 	tcase_add_test(tc, test_close_failure_is_logged);
 	tcase_add_test(tc, test_three_stores_share_one_pool);
 	suite_add_tcase(s, tc);

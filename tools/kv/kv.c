@@ -48,6 +48,14 @@
 int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
 		      struct bp_frame **out)
 {
+	/* Page 0 is the meta page, never a node: a damaged file, or a child
+	 * number read from a torn page (a frame being zeroed for a new node)
+	 * before its read was validated.  Refused before pinning: its magic
+	 * read as a key count already fails the check below, but the meta
+	 * page is not to be latched as a node, nor unpinned as one
+	 * (kv_node_unlatch_unpin keeps its store-long pin). */
+	if (pageno == KV_NO_PAGE)
+		return -EBADMSG;
 	int rc = bp_file_get(kv->file, pageno, 0, out);
 	if (rc == -EBUSY) { /* every frame pinned right now: wait a while */
 		struct timespec dl = fwait_deadline_after_ns(UINT64_C(10000000000));
