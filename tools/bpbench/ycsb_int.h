@@ -156,10 +156,11 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds);
 uint64_t ycsb_ops_done(const struct ycsb_run *R);
 
 /* ycsb_report.c */
+/* Resident accesses (pinned hits and optimistic reads) over all. */
 static inline double ycsb_hit_ratio(const struct bp_stats *s)
 {
-	uint64_t all = s->hits + s->misses;
-	return all ? (double)s->hits / (double)all : 0.0;
+	uint64_t resident = s->hits + s->optimistic_reads, all = resident + s->misses;
+	return all ? (double)resident / (double)all : 0.0;
 }
 /* Open a JSON line {"type":type,...} on R->json; close it with
  * emitter_dict_end(&R->json).  Only with --json. */
