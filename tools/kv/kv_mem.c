@@ -10,11 +10,13 @@
  *
  * The copy keeps the page layout of kv_node.h byte for byte, one page
  * every page_size bytes of a block aligned to the page size as the pool's
- * page memory is, so the search below is kv_get's, step for step: the
- * root and height from the meta page, kv_upper_bound down the inner
- * nodes, each child's level checked, kv_lower_bound in the leaf, the
- * value copied out.  What it leaves out is exactly the pool: the page
- * table lookup, the pin, the latches.  Every node's key count was checked
+ * page memory is, so the search below is kv_get's, step for step, with
+ * the same node helpers: the root and height from the meta page,
+ * kv_upper_bound down the inner nodes, each child's level checked,
+ * kv_lower_bound in the leaf, the value copied out.  What it leaves out
+ * is exactly the pool: the page table lookup, the pin, the latches, and
+ * the optimistic reads' versions and checks (kv_get reads so first, and
+ * copies the value twice to validate it).  Every node's key count was checked
  * against its capacity when it was copied (kv_node_pin_latch), and every
  * child page number is checked against the copy's size here, so a damaged
  * file cannot send a lookup outside the copy.
