@@ -1,6 +1,6 @@
 /*
  * kv_node.h - the on-page layout of the kv store's B+-tree (internal to
- * kv.c and kv_check.c).
+ * the store: kv.c, kv_check.c, kv_mem.c).
  *
  * Design note
  * -----------
@@ -26,7 +26,8 @@
  * with key[i-1] <= k < key[i].  Leaves are chained by hdr.next (0 = last;
  * page 0 is never a leaf).  A node's level never changes; a root split puts
  * a new root above the old one, so only the meta page points at the root.
- * Read a page's fields only under its content latch (see kv.c).
+ * Read a page's fields only under its content latch or inside a validated
+ * optimistic read (see kv.c).
  */
 #ifndef TOOLS_KV_KV_NODE_H
 #define TOOLS_KV_KV_NODE_H
