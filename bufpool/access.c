@@ -103,6 +103,16 @@ static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 	return 0;
 }
 
+static void submit_readahead(struct bp_pool *p, struct bp_frame *const *fs, const uint64_t *tags,
+			     unsigned n)
+{
+	if (!n)
+		return;
+	bp_io_submit_reads(p, fs, tags, n);
+	for (unsigned i = 0; i < n; i++)
+		bp_unpin(p, fs[i]); /* LOCKED keeps it from eviction until read */
+}
+
 /* Read ahead the pages after pageno of file (tags of its id). */
 static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
 {
@@ -110,6 +120,12 @@ static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
 	 * page count, once seen, is never older than a page we saw created. */
 	uint64_t npages = atomic_load_explicit(&file->npages, memory_order_acquire);
 	uint64_t q = pageno + 1;
+	/* The reads go out in batches (one submission on the io_uring
+	 * engine), each frame LOCKED and pinned until then. */
+	enum { RA_BATCH = 32 };
+	struct bp_frame *fs[RA_BATCH];
+	uint64_t tags[RA_BATCH];
+	unsigned n = 0;
 	for (; q <= pageno + p->readahead && q < npages; q++) {
 		uint64_t tag = bp_tag(file->id, q);
 		if (bp_pt_contains(p, tag))
@@ -126,9 +142,14 @@ static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
 		}
 		bp_count(p, BP_C_READS);
 		bp_count(p, BP_C_READAHEADS);
-		bp_io_submit(p, f, BP_IO_READ, tag);
-		bp_unpin(p, f); /* LOCKED keeps it from eviction until read */
+		fs[n] = f;
+		tags[n++] = tag;
+		if (n == RA_BATCH) {
+			submit_readahead(p, fs, tags, n);
+			n = 0;
+		}
 	}
+	submit_readahead(p, fs, tags, n);
 	atomic_store_explicit(&file->last_miss, q - 1, memory_order_relaxed);
 }
 
