@@ -27,8 +27,10 @@
  * as a normal miss instead.  Pins saturate at BP_PIN_MAX (-EAGAIN).
  *
  * Readahead: a miss on the page right after the previous sequential miss
- * reads the next readahead pages too (into unpinned LOCKED frames), so they
- * are in flight while the reader waits on the first.
+ * of a stream reads the next readahead pages too (into unpinned LOCKED
+ * frames, submitted as one batch), so they are in flight while the reader
+ * waits on the first.  Each file follows BP_RA_STREAMS streams at once
+ * (detect_stream), so concurrent scans each get theirs.
  */
 #include <errno.h>
 #include <sched.h>
@@ -113,8 +115,9 @@ static void submit_readahead(struct bp_pool *p, struct bp_frame *const *fs, cons
 		bp_unpin(p, fs[i]); /* LOCKED keeps it from eviction until read */
 }
 
-/* Read ahead the pages after pageno of file (tags of its id). */
-static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
+/* Read ahead the pages after pageno of file (tags of its id), for its
+ * stream number stream. */
+static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno, unsigned stream)
 {
 	/* npages: acquire/release pair with grow_npages and new_page so a
 	 * page count, once seen, is never older than a page we saw created. */
@@ -150,7 +153,25 @@ static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
 		}
 	}
 	submit_readahead(p, fs, tags, n);
-	atomic_store_explicit(&file->last_miss, q - 1, memory_order_relaxed);
+	/* The stream goes on from the last page read ahead. */
+	atomic_store_explicit(&file->ra_last[stream], q - 1, memory_order_relaxed);
+}
+
+/* A miss on pageno: read ahead if it continues one of the file's streams,
+ * else start a stream there (in the round robin's next slot).  Relaxed
+ * loads and stores: two misses racing on a slot at worst both read ahead
+ * (readahead skips resident pages) or lose a stream for one miss. */
+static void detect_stream(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
+{
+	for (unsigned i = 0; i < BP_RA_STREAMS; i++) {
+		if (atomic_load_explicit(&file->ra_last[i], memory_order_relaxed) + 1 == pageno) {
+			readahead(p, file, pageno, i);
+			return;
+		}
+	}
+	unsigned slot = atomic_fetch_add_explicit(&file->ra_cursor, 1, memory_order_relaxed) %
+			BP_RA_STREAMS;
+	atomic_store_explicit(&file->ra_last[slot], pageno, memory_order_relaxed);
 }
 
 static void grow_npages(struct bp_file *file, uint64_t pageno)
@@ -240,13 +261,8 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
 		bp_count(p, BP_C_READS);
 		bp_io_submit(p, f, BP_IO_READ, tag);
-		if (p->readahead && !(flags & BP_GET_NOREADAHEAD)) {
-			uint64_t last = atomic_load_explicit(&file->last_miss, memory_order_relaxed);
-			if (last + 1 == pageno)
-				readahead(p, file, pageno);
-			else
-				atomic_store_explicit(&file->last_miss, pageno, memory_order_relaxed);
-		}
+		if (p->readahead && !(flags & BP_GET_NOREADAHEAD))
+			detect_stream(p, file, pageno);
 		return finish_get(p, f, tag, true, flags, out);
 	}
 }

@@ -124,6 +124,7 @@ enum bp_io_op { BP_IO_READ = 0, BP_IO_WRITE = 1 };
 #define BP_TAG_FILE_SHIFT 48
 #define BP_TAG_PAGE_MASK ((UINT64_C(1) << BP_TAG_FILE_SHIFT) - 1)
 #define BP_MAX_FILES 4096u
+#define BP_RA_STREAMS 8u /* sequential streams readahead follows per file */
 
 static inline uint64_t bp_tag(uint32_t file, uint64_t pageno)
 {
@@ -150,7 +151,13 @@ struct bp_file {
 	unsigned flags;               /* BP_OPEN_READONLY, as opened */
 	uint64_t max_pageno;          /* largest page number: fits off_t and the tag */
 	_Atomic uint64_t npages;      /* pages in the file, including created ones */
-	_Atomic uint64_t last_miss;   /* readahead: end of the last sequential miss */
+	/* Readahead's stream detector (access.c): per stream, the last page
+	 * of its last sequential miss or readahead; a miss on the page after
+	 * one continues that stream, any other miss takes the slot at
+	 * ra_cursor (round robin).  Relaxed: a heuristic, a lost update
+	 * costs one readahead at most. */
+	_Atomic uint64_t ra_last[BP_RA_STREAMS];
+	_Atomic unsigned ra_cursor;
 	/* The errno of the file's first failed fsync, 0 before one: sticky for
 	 * the file's life (bp_durability_err).  Written and read by
 	 * bp_io_fsync under fsync_lock, which also serialises the file's

@@ -371,6 +371,40 @@ START_TEST(sequential_scan_reads_ahead)
 }
 END_TEST
 
+/* Three sequential scans interleaved page by page (one thread, so the
+ * order is fixed): each is followed as a stream of its own and gets its
+ * readahead; one detector for the file would see no sequential miss at
+ * all. */
+START_TEST(interleaved_scans_each_read_ahead)
+{
+	enum { NSCAN = 3, LEN = 100, GAP = 300 };
+	bt_make_file(&dir, NSCAN * GAP, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.flags &= ~BP_OPEN_NO_READAHEAD;
+	c.readahead_pages = 4;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t i = 0; i < LEN; i++) {
+		for (uint64_t k = 0; k < NSCAN; k++) {
+			uint64_t pg = k * GAP + i;
+			struct bp_frame *f;
+			ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
+			ck_assert(bt_check(bp_data(f), bp_page_size(p), pg, 1));
+			ck_assert_int_eq(bp_release(p, f), 0);
+		}
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	/* Per scan: a miss or two to start, then one per 5 pages (it
+	 * reads 4 ahead); one detector for the file: 300 misses. */
+	ck_assert_uint_le(s.misses, NSCAN * (3 + LEN / 5));
+	ck_assert_uint_ge(s.readaheads, NSCAN * (LEN - 3 - LEN / 5));
+	ck_assert_uint_eq(s.misses + s.readaheads, s.reads);
+	ck_assert_uint_eq(s.hits + s.misses, NSCAN * LEN);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bufpool io");
@@ -383,6 +417,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, all_frames_pinned_is_ebusy);
 	tcase_add_test(tc, timed_get_deadline_bounds_io_waits);
 	tcase_add_test(tc, sequential_scan_reads_ahead);
+	tcase_add_test(tc, interleaved_scans_each_read_ahead);
 	suite_add_tcase(s, tc);
 	return s;
 }
