@@ -188,7 +188,12 @@ struct bp_io_req {
 	bool decided;
 	uint8_t fa;             /* enum bp_fault_action, when decided */
 	int ferr;
+	/* A run of reads of adjacent pages done as one I/O (readv): the
+	 * head holds run_len, each links the next page's request. */
+	struct bp_io_req *run_next;
+	uint32_t run_len;
 };
+#define BP_RUN_MAX 32u /* pages in one read I/O at most */
 
 struct bp_frame {
 	_Atomic uint32_t state;   /* BP_F_* | pins << BP_PIN_SHIFT | fwait bit 31 */
@@ -235,6 +240,7 @@ enum bp_counter {
 	BP_C_READS,
 	BP_C_WRITES,
 	BP_C_READAHEADS,
+	BP_C_READ_IOS,
 	BP_C_CREATES,
 	BP_C_EVICTIONS,
 	BP_C_DIRTY_EVICTIONS,
@@ -482,7 +488,8 @@ int bp_io_start(struct bp_pool *p, unsigned engine, unsigned depth, int *why);
 int bp_io_spawn(struct bp_pool *p, unsigned n);
 void bp_io_stop(struct bp_pool *p);
 void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
-/* n reads at once (readahead): one submission on the ring. */
+/* n reads at once (readahead): one submission on the ring, and the
+ * pages adjacent in the file (consecutive tags) read as one I/O each run. */
 void bp_io_submit_reads(struct bp_pool *p, struct bp_frame *const *fs, const uint64_t *tags,
 			unsigned n);
 /* fsync every open file through the fault injector; 0 or the first sticky

@@ -48,6 +48,16 @@
  * only passes: that is a hole, or a page created and never written (what
  * a file system returns for both).
  *
+ * Runs (bp_io_submit_reads, readahead's reads): reads of pages adjacent in
+ * the file are one I/O, a readv into their frames (BP_RUN_MAX pages at
+ * most; counted once in read_ios): an IORING_OP_READV on the ring, a
+ * preadv on an I/O thread (run_io).  Each page gets its share of the
+ * bytes, and a page whose share is short (past the end of the file) is
+ * finished alone by transfer, as a single read would be; each is
+ * verified and completed alone.  On the ring a page whose fault is not
+ * plain goes alone to a helper; on a thread, a run any of whose pages
+ * draws a fault is done page by page.
+ *
  * The write-ahead-log rule (wal_rule): before a write, if the page's LSN
  * is above the durable LSN the pool knows, the I/O thread calls the
  * engine's flush_log and writes only once it says the log is durable that
@@ -74,6 +84,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,6 +298,65 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 	fwait_bit_clear(p->wt, &f->state, BP_WRITEBACK);
 }
 
+/* A run of reads of adjacent pages on an I/O thread: one preadv when no
+ * fault applies to any of its pages (each page's fault is decided once,
+ * here), else each page alone as do_io does it. */
+static void run_io(struct bp_io_thread *th, struct bp_io_req *head)
+{
+	struct bp_pool *p = th->p;
+	bool plain = true;
+	for (struct bp_io_req *m = head; m; m = m->run_next) {
+		int err;
+		uint64_t delay;
+		enum bp_fault_action a = bp_fault_check(p, BP_FAULT_READ, bp_tag_page(m->pageno),
+							&err, &delay);
+		m->decided = true;
+		m->fa = (uint8_t)a;
+		m->ferr = err;
+		m->delay_us = (uint32_t)(delay > UINT32_MAX ? UINT32_MAX : delay);
+		if (a != BP_FA_NONE || delay)
+			plain = false;
+	}
+	if (!plain) {
+		/* The next link is read before the completion gives the
+		 * frame (and its request) back. */
+		for (struct bp_io_req *m = head, *next; m; m = next) {
+			next = m->run_next;
+			complete(p, m, do_io(th, m));
+		}
+		return;
+	}
+	if (p->io_latency_us)
+		sleep_us(p->io_latency_us); /* one I/O, one latency */
+	struct iovec iov[BP_RUN_MAX];
+	unsigned k = 0;
+	for (struct bp_io_req *m = head; m; m = m->run_next)
+		iov[k++] = (struct iovec){ m->frame->data, p->page_size };
+	int fd = bp_file_of(p, head->pageno)->fd;
+	off_t off = (off_t)(bp_tag_page(head->pageno) << p->page_shift);
+	ssize_t got;
+	while ((got = preadv(fd, iov, (int)k, off)) < 0 && errno == EINTR)
+		;
+	int rerr = got < 0 ? errno : 0;
+	long ps = (long)p->page_size, i = 0;
+	for (struct bp_io_req *m = head, *next; m; m = next, i++) {
+		next = m->run_next;
+		int err = rerr;
+		if (!err) {
+			/* This page's share; a short one is finished alone (a
+			 * page wholly past the end: a hole, zeros). */
+			long left = (long)got - i * ps;
+			size_t share = left <= 0 ? 0 : left > ps ? (size_t)ps : (size_t)left;
+			if (share < p->page_size)
+				err = transfer(p, BP_IO_READ, m->frame->data, m->pageno, share,
+					       p->page_size);
+		}
+		if (!err && th->bounce)
+			err = verify(p, m->frame->data, bp_tag_page(m->pageno));
+		complete(p, m, err);
+	}
+}
+
 static void *io_thread(void *arg)
 {
 	struct bp_io_thread *th = arg;
@@ -303,7 +373,10 @@ static void *io_thread(void *arg)
 		if (!e->head)
 			e->tail = NULL;
 		pthread_mutex_unlock(&e->lock);
-		complete(p, r, do_io(th, r));
+		if (r->run_len > 1)
+			run_io(th, r);
+		else
+			complete(p, r, do_io(th, r));
 		pthread_mutex_lock(&e->lock);
 	}
 	pthread_mutex_unlock(&e->lock);
@@ -382,9 +455,9 @@ static bool wal_pending(struct bp_pool *p, struct bp_frame *f)
 	       atomic_load_explicit(&p->durable_lsn, memory_order_relaxed);
 }
 
-/* Decide r's fault and route it: true if it goes on the ring (r->buf and
- * r->delay_us set), false if it went to the helper threads. */
-static bool ring_prepare(struct bp_pool *p, struct bp_io_req *r)
+/* Decide r's fault and route: true if it goes on the ring (r->buf and
+ * r->delay_us set), false if it is for the helper threads. */
+static bool ring_route(struct bp_pool *p, struct bp_io_req *r)
 {
 	int err = 0;
 	uint64_t delay = 0;
@@ -410,10 +483,8 @@ static bool ring_prepare(struct bp_pool *p, struct bp_io_req *r)
 			r->buf = b;
 		}
 	}
-	if (helper) {
-		submit_threads(p, r);
+	if (helper)
 		return false;
-	}
 	r->delay_us += p->io_latency_us;
 	return true;
 }
@@ -429,43 +500,80 @@ static void init_req(struct bp_io_req *r, struct bp_frame *f, enum bp_io_op op, 
 	r->decided = false;
 	r->fa = 0;
 	r->ferr = 0;
+	r->run_next = NULL;
+	r->run_len = 1;
 }
 
 void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
 {
 	struct bp_io_req *r = &f->io;
 	init_req(r, f, op, pageno);
-	if (op == BP_IO_WRITE)
-		bp_count(p, BP_C_WRITES);
-	if (!p->io.ring)
-		submit_threads(p, r);
-	else if (ring_prepare(p, r))
+	bp_count(p, op == BP_IO_WRITE ? BP_C_WRITES : BP_C_READ_IOS);
+	if (p->io.ring && ring_route(p, r))
 		bp_uring_submit(p->io.ring, &r, 1);
+	else
+		submit_threads(p, r);
+}
+
+/* The reads of bp_io_submit_reads gathered into runs: run heads for the
+ * ring, submitted 64 at a time. */
+struct run_batch {
+	struct bp_io_req *head, *tail; /* the run being built */
+	uint64_t next;                 /* the tag that would extend it */
+	bool ring;                     /* its head goes on the ring */
+	struct bp_io_req *ring_heads[64];
+	unsigned nring;
+};
+
+static void end_run(struct bp_pool *p, struct run_batch *b)
+{
+	if (!b->head)
+		return;
+	bp_count(p, BP_C_READ_IOS);
+	if (!b->ring) {
+		submit_threads(p, b->head);
+	} else {
+		b->ring_heads[b->nring++] = b->head;
+		if (b->nring == 64) {
+			bp_uring_submit(p->io.ring, b->ring_heads, b->nring);
+			b->nring = 0;
+		}
+	}
+	b->head = b->tail = NULL;
 }
 
 void bp_io_submit_reads(struct bp_pool *p, struct bp_frame *const *fs, const uint64_t *tags,
 			unsigned n)
 {
-	struct bp_io_req *rs[64];
-	while (n) {
-		unsigned k = 0;
-		for (; k < n && k < 64; k++) {
-			init_req(&fs[k]->io, fs[k], BP_IO_READ, tags[k]);
-			rs[k] = &fs[k]->io;
+	struct run_batch b = { .head = NULL, .tail = NULL, .next = 0, .ring = false, .nring = 0 };
+	for (unsigned i = 0; i < n; i++) {
+		struct bp_io_req *r = &fs[i]->io;
+		init_req(r, fs[i], BP_IO_READ, tags[i]);
+		bool ring = p->io.ring && ring_route(p, r);
+		if (p->io.ring && !ring) {
+			/* A fault to apply or the like: alone, on a helper. */
+			bp_count(p, BP_C_READ_IOS);
+			submit_threads(p, r);
+			continue;
 		}
-		unsigned m = 0; /* the ones for the ring, submitted at once */
-		for (unsigned i = 0; i < k; i++) {
-			if (!p->io.ring)
-				submit_threads(p, rs[i]);
-			else if (ring_prepare(p, rs[i]))
-				rs[m++] = rs[i];
+		/* Adjacent in the file (the tag holds the file), same delay,
+		 * room in the run: one I/O with the run so far. */
+		if (b.head && tags[i] == b.next && b.head->run_len < BP_RUN_MAX &&
+		    r->delay_us == b.head->delay_us) {
+			b.tail->run_next = r;
+			b.tail = r;
+			b.head->run_len++;
+			b.next++;
+			continue;
 		}
-		if (m)
-			bp_uring_submit(p->io.ring, rs, m);
-		fs += k;
-		tags += k;
-		n -= k;
+		end_run(p, &b);
+		b.head = b.tail = r;
+		b.next = tags[i] + 1;
+		b.ring = ring;
 	}
+	end_run(p, &b);
+	if (b.nring)
+		bp_uring_submit(p->io.ring, b.ring_heads, b.nring);
 }
 
 int bp_io_file_init(struct bp_file *file)

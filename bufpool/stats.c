@@ -63,6 +63,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->reads = c[BP_C_READS];
 	out->writes = c[BP_C_WRITES];
 	out->readaheads = c[BP_C_READAHEADS];
+	out->read_ios = c[BP_C_READ_IOS];
 	out->creates = c[BP_C_CREATES];
 	out->evictions = c[BP_C_EVICTIONS];
 	out->dirty_evictions = c[BP_C_DIRTY_EVICTIONS];

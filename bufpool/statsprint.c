@@ -80,6 +80,7 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "reads", s->reads);
 	emitter_kv_u64(e, "writes", s->writes);
 	emitter_kv_u64(e, "readaheads", s->readaheads);
+	emitter_kv_u64(e, "read_ios", s->read_ios);
 	emitter_kv_u64(e, "creates", s->creates);
 	emitter_kv_u64(e, "evictions", s->evictions);
 	emitter_kv_u64(e, "dirty_evictions", s->dirty_evictions);

@@ -36,6 +36,10 @@
  * thread sleeps for them.  The kernel reads a timeout's timespec when the
  * SQE is submitted, so ts[] is reused after each submit.
  *
+ * A run (bp_io_req.run_len > 1: reads of adjacent pages, io.c) is one
+ * IORING_OP_READV in one slot; its completion gives each page its share
+ * of the bytes, in order, and calls done for each.
+ *
  * Stop: bp_uring_destroy sets stop and rings; the reaper leaves once
  * nothing is in flight or pending.
  *
@@ -53,9 +57,11 @@
 #include <liburing.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #define URING_BATCH 64u   /* completions taken per wake; timeouts per submit */
+#define URING_IOV 256u    /* iovecs of readv runs per submit */
 #define UD_KICK UINT64_C(2) /* user_data of the eventfd poll (no request is 2) */
 
 struct bp_uring {
@@ -71,6 +77,8 @@ struct bp_uring {
 	unsigned inflight;          /* requests holding a slot (their timeout or transfer) */
 	unsigned nts;               /* timespecs used in ts[] since the last submit */
 	struct __kernel_timespec ts[URING_BATCH];
+	unsigned niov;              /* iovecs used in iov[] since the last submit */
+	struct iovec iov[URING_IOV];
 	struct bp_pool *p;
 	bp_uring_done_fn *done;
 	void *arg;
@@ -85,6 +93,7 @@ static void submit_sqes(struct bp_uring *u)
 			break; /* left queued: the next submit carries them */
 	}
 	u->nts = 0;
+	u->niov = 0;
 }
 
 /* A free SQE: the SQ holds depth + 2 (the slots, the doorbell's poll),
@@ -103,14 +112,28 @@ static struct io_uring_sqe *get_sqe(struct bp_uring *u)
 /* Prepare the transfer of r (its slot already counted in flight). */
 static void prep_rw(struct bp_uring *u, struct bp_io_req *r)
 {
+	/* A run of adjacent pages is one readv into their frames.  The
+	 * kernel has read the iovecs once the SQE is submitted
+	 * (IORING_FEAT_SUBMIT_STABLE, 5.5), so iov[] is reused after each
+	 * submit, as ts[]. */
+	if (r->run_len > 1 && u->niov + r->run_len > URING_IOV)
+		submit_sqes(u);
 	struct io_uring_sqe *sqe = get_sqe(u);
 	struct bp_pool *p = u->p;
 	int fd = bp_file_of(p, r->pageno)->fd;
 	uint64_t off = bp_tag_page(r->pageno) << p->page_shift;
-	if (r->op == BP_IO_READ)
+	if (r->run_len > 1) {
+		struct iovec *iov = &u->iov[u->niov];
+		unsigned k = 0;
+		for (struct bp_io_req *m = r; m; m = m->run_next)
+			iov[k++] = (struct iovec){ m->buf, p->page_size };
+		u->niov += k;
+		io_uring_prep_readv(sqe, fd, iov, k, off);
+	} else if (r->op == BP_IO_READ) {
 		io_uring_prep_read(sqe, fd, r->buf, p->page_size, off);
-	else
+	} else {
 		io_uring_prep_write(sqe, fd, r->buf, p->page_size, off);
+	}
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)r);
 }
 
@@ -124,10 +147,10 @@ static void start_req(struct bp_uring *u, struct bp_io_req *r)
 	}
 	if (u->nts == URING_BATCH)
 		submit_sqes(u); /* the kernel has read the timespecs so far */
+	struct io_uring_sqe *sqe = get_sqe(u);
 	struct __kernel_timespec *ts = &u->ts[u->nts++];
 	ts->tv_sec = r->delay_us / 1000000u;
 	ts->tv_nsec = (long long)(r->delay_us % 1000000u) * 1000;
-	struct io_uring_sqe *sqe = get_sqe(u);
 	io_uring_prep_timeout(sqe, ts, 0, 0);
 	/* Requests are 8-aligned (in the frame): bit 0 marks the delay. */
 	io_uring_sqe_set_data64(sqe, (uint64_t)(uintptr_t)r | 1u);
@@ -220,8 +243,19 @@ static void *reaper(void *arg)
 		}
 		bool quit = u->stop && !u->inflight && !u->pend_head;
 		pthread_mutex_unlock(&u->lock);
-		for (unsigned i = 0; i < nd; i++)
-			u->done(u->arg, done[i].r, done[i].res);
+		for (unsigned i = 0; i < nd; i++) {
+			/* Each page of a run gets its share of the bytes (a
+			 * short one: done finishes it).  The next link is
+			 * read before done, which gives the frame back. */
+			int res = done[i].res;
+			long ps = (long)u->p->page_size, k = 0;
+			for (struct bp_io_req *r = done[i].r, *next; r; r = next, k++) {
+				next = r->run_next;
+				long left = res < 0 ? res : (long)res - k * ps;
+				int share = res < 0 ? res : left <= 0 ? 0 : left > ps ? (int)ps : (int)left;
+				u->done(u->arg, r, share);
+			}
+		}
 		if (quit)
 			break;
 	}

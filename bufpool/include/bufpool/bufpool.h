@@ -465,6 +465,8 @@ struct bp_stats {
 	uint64_t reads;           /* page reads submitted (incl. readahead, retries) */
 	uint64_t writes;          /* page writes submitted */
 	uint64_t readaheads;      /* reads submitted by readahead */
+	uint64_t read_ios;        /* read I/Os issued: fewer than reads when
+				   * adjacent pages went as one (readv) */
 	uint64_t creates;         /* pages created zero-filled */
 	uint64_t evictions;       /* frames taken from a page for reuse/eviction */
 	uint64_t dirty_evictions; /* write-backs started by eviction */
