@@ -82,6 +82,9 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 				memory_order_acquire, memory_order_relaxed))
 			break;
 	}
+	/* Taken: optimistic readers of the page must now fail, before the
+	 * tag or the contents change (latch.c, the version). */
+	bp_latch_version_bump(f);
 	bp_pt_remove_locked(p, f, pageno);
 	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
 	pthread_rwlock_unlock(&part->lock);

@@ -22,6 +22,8 @@
  *   3  latch.c       phase-fair content latches on fwait    frame account
  *   4  io.c          the engines' front: thread pool, or    uring fault
  *                    uring.c; completions (one copy)        account
+ *   4  optread.c     optimistic reads (bp_read_begin/end)   pagetable latch
+ *                                                           frame account
  *   5  writeback.c   start write-back, bp_flush, bgwriter   io latch frame
  *                                                           account
  *   6  evict.c       clock sweep (claim, try_evict),        writeback latch
@@ -200,7 +202,14 @@ struct bp_frame {
 	_Atomic int io_err;       /* positive errno of the last failed read */
 	_Atomic uint64_t latch;   /* latch.c */
 	_Atomic uint64_t pageno;  /* tag; BP_NO_PAGE if free; changed under partition lock */
-	_Atomic uint64_t wait_ns; /* total ns waited on this frame (relaxed) */
+	/* The optimistic readers' version (optread.c): raised by every
+	 * exclusive unlatch and by every take of the mapped frame for reuse
+	 * (latch.c says how and why), never lowered.  Written by the one
+	 * thread that holds the frame's exclusive latch or has just taken it
+	 * (those exclude each other: both need the pin count or the latch
+	 * the other holds), read by anyone.  In the first cache line with the
+	 * state, latch and tag, which an optimistic reader reads too. */
+	_Atomic uint64_t version;
 	/* The write-ahead log (bp_mark_dirty_lsn): the page LSN, and the LSN
 	 * of its oldest change not yet written (0: none).  Written by the
 	 * dirtier under the exclusive latch, reset by a successful write
@@ -216,6 +225,7 @@ struct bp_frame {
 	_Atomic uint32_t hash_next;
 	uint32_t index;
 	unsigned char *data;
+	_Atomic uint64_t wait_ns; /* total ns waited on this frame (relaxed) */
 	struct bp_io_req io;
 } __attribute__((aligned(BP_CACHELINE)));
 
@@ -253,6 +263,8 @@ enum bp_counter {
 	BP_C_LOG_FLUSHES,
 	BP_C_FAULTS,
 	BP_C_BUSY,
+	BP_C_OPT_READS,
+	BP_C_OPT_RESTARTS,
 	BP_C_COUNT
 };
 
@@ -438,6 +450,9 @@ void bp_wait_locked(struct bp_pool *p, struct bp_frame *f);
  * but already pinned BP_PIN_MAX times). */
 int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out);
 bool bp_pt_contains(struct bp_pool *p, uint64_t pageno);
+/* The frame that held pageno when the chain was walked, without lock or
+ * pin, or NULL: a candidate for an optimistic reader, which checks it. */
+struct bp_frame *bp_pt_find(struct bp_pool *p, uint64_t pageno);
 /* Insert claimed frame f as pageno: 0.  If pageno is already mapped, pin
  * that frame instead and return 1 with it in *found (f untouched), or
  * -EAGAIN if it is at the pin limit. */
@@ -460,6 +475,12 @@ void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint3
 /* Predicate: no shared holder, no exclusive holder (or hand-over), no
  * queued waiter; EPOCH aside (relaxed load: see latch.c). */
 bool bp_latch_idle(const struct bp_frame *f);
+/* Predicate: the exclusive latch is held or being handed over (an acquire
+ * load: optread.c says what it pairs with). */
+bool bp_latch_excl_held(const struct bp_frame *f);
+/* Raise f's version for optimistic readers as the frame is taken for reuse
+ * (evict.c), before its tag or contents change. */
+void bp_latch_version_bump(struct bp_frame *f);
 /* Latch helpers for writers (shared, try or wait): 0, -EBUSY (try_only and
  * it would wait) or -EAGAIN (a latch count at BP_LATCH_COUNT_MAX); callers
  * treat any error as "latch busy". */
@@ -547,7 +568,7 @@ int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t fr
 /* Unpublish, close and free a file none of whose pages is in a frame. */
 void bp_file_teardown(struct bp_pool *p, struct bp_file *file);
 
-/* access.c (7), pool.c (8), stats.c (9) and statsprint.c (10) define only
- * the public API (bufpool.h). */
+/* optread.c (4), access.c (7), pool.c (8), stats.c (9) and statsprint.c
+ * (10) define only the public API (bufpool.h). */
 
 #endif /* BUFPOOL_INTERNAL_H */

@@ -57,6 +57,27 @@
  * An exclusive latch also waits for BP_WRITEBACK to clear once held: writers
  * set WRITEBACK only under a shared latch, so no new write-back can start
  * while it is held and the page is stable while written.
+ *
+ * The version (frame.version; the third mode, as LeanStore's hybrid latch
+ * and vmcache's optimistic guard).  Optimistic readers (optread.c) take no
+ * latch: they read the version, check X is clear, read the page, then
+ * check X is still clear and the version unchanged.  So every change of a
+ * page must either happen under X or raise the version first:
+ *   - an exclusive holder's changes: taking X from a free latch is a
+ *     seq_cst CAS (try_exclusive, ready_exclusive), a full barrier, so no
+ *     store to the page made under X becomes visible before X does (the
+ *     kernel's write_seqcount_begin puts an smp_wmb there); a hand-over
+ *     keeps X set throughout.  unlock_exclusive raises the version with a
+ *     plain store before its release CAS clears X: only the holder writes
+ *     the version then, and a reader whose acquire load of the latch sees
+ *     X clear reads the new version after it;
+ *   - the frame's reuse for another page (or a reread after a drop):
+ *     evict.c's take calls bp_latch_version_bump, a seq_cst fetch_add,
+ *     after the CAS that set LOCKED and before the tag or the memory
+ *     change.  The two writers exclude each other: a holder of X holds a
+ *     pin, and a take needs the pin count at zero.
+ * The version is 64 bits and only grows, so a reader cannot mistake a
+ * changed page for its own (no wrap in any lifetime).
  */
 #include <errno.h>
 
@@ -141,8 +162,10 @@ static bool ready_exclusive(void *arg)
 					memory_order_acquire, memory_order_acquire))
 				return true;
 		} else if (!(v & (L_SHARED_MASK | L_X | L_XW_MASK))) {
+			/* seq_cst: X is visible before any change the holder
+			 * makes (the version, design note). */
 			if (atomic_compare_exchange_weak_explicit(&w->f->latch, &v, v | L_X,
-					memory_order_acquire, memory_order_acquire))
+					memory_order_seq_cst, memory_order_acquire))
 				return true;
 		} else if ((v & L_XW_MASK) == L_XW_MASK) {
 			w->err = -EAGAIN;
@@ -178,9 +201,11 @@ static bool try_exclusive(struct bp_frame *f)
 {
 	uint64_t v = 0;
 	/* Acquire on success pairs with the release in the unlatch that freed
-	 * the latch: the holder sees the previous holder's writes. */
+	 * the latch: the holder sees the previous holder's writes.  seq_cst,
+	 * a full barrier: X is visible to optimistic readers before any change
+	 * the holder makes to the page (the version, design note). */
 	return atomic_compare_exchange_strong_explicit(&f->latch, &v, L_X,
-			memory_order_acquire, memory_order_relaxed);
+			memory_order_seq_cst, memory_order_relaxed);
 }
 
 /* Spin, then park: before queueing, watch the word for up to L_SPIN_NS
@@ -265,6 +290,17 @@ static int unlock_exclusive(struct bp_pool *p, struct bp_frame *f)
 	uint64_t v = atomic_load_explicit(&f->latch, memory_order_relaxed);
 	uint64_t nv;
 	int wake; /* 0 none, 1 readers, 2 one writer */
+	if (!(v & L_X) || (v & L_HANDOFF))
+		return -EPERM;
+	/* The holder may have changed the page: optimistic readers that began
+	 * before must fail.  Relaxed load and store: only the holder of X
+	 * writes the version now (design note), and the release CAS below
+	 * publishes the store to a reader whose acquire load sees X clear. */
+#ifndef BP_TEST_NO_VERSION_RAISE
+	atomic_store_explicit(&f->version,
+			      atomic_load_explicit(&f->version, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
+#endif
 	do {
 		if (!(v & L_X) || (v & L_HANDOFF))
 			return -EPERM;
@@ -374,6 +410,25 @@ bool bp_latch_idle(const struct bp_frame *f)
 	 * partition write lock with the pin count about to be checked zero:
 	 * no legitimate holder or waiter can then exist (each holds a pin). */
 	return atomic_load_explicit(&f->latch, memory_order_relaxed) == 0; /* idle is 0 */
+}
+
+bool bp_latch_excl_held(const struct bp_frame *f)
+{
+	/* Acquire: pairs with unlock_exclusive's release CAS, so a reader that
+	 * sees X clear after a holder left also sees the version it raised. */
+	return (atomic_load_explicit(&f->latch, memory_order_acquire) & L_X) != 0;
+}
+
+void bp_latch_version_bump(struct bp_frame *f)
+{
+	/* seq_cst RMW, a full barrier between the take's CAS (before) and the
+	 * new tag and contents (after): a reader that sees any of those sees
+	 * this version too (optread.c). */
+#ifndef BP_TEST_NO_VERSION_RAISE
+	atomic_fetch_add_explicit(&f->version, 1, memory_order_seq_cst);
+#else
+	(void)f; /* the broken pool of tests/bufpool/test_optread.c */
+#endif
 }
 
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters)

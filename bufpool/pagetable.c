@@ -10,6 +10,10 @@
  * PostgreSQL's buffer mapping partitions.  Chains link frames through
  * frame.hash_next.
  *
+ * An optimistic reader (optread.c) walks the chain the same way without
+ * pinning what it finds (bp_pt_find): the frame is only a candidate, which
+ * it checks against its version.
+ *
  * A hit takes no lock (lookup_pin_fast), as Linux's page cache finds a
  * folio under RCU and takes a reference speculatively: walk the chain,
  * pin the frame found with one fetch_add, then keep the pin only if
@@ -103,6 +107,11 @@ static int lookup_pin_fast(struct bp_pool *p, uint64_t b, uint64_t pageno, struc
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
 	*out = f;
 	return 0;
+}
+
+struct bp_frame *bp_pt_find(struct bp_pool *p, uint64_t pageno)
+{
+	return chain_find(p, bp_hash_bucket(p, pageno), pageno);
 }
 
 int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)

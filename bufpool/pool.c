@@ -115,6 +115,7 @@ static int alloc_memory(struct bp_pool *p)
 		atomic_init(&f->latch, 0);
 		atomic_init(&f->pageno, BP_NO_PAGE);
 		atomic_init(&f->wait_ns, 0);
+		atomic_init(&f->version, 0);
 		atomic_init(&f->hash_next, BP_NONE_IDX);
 		f->index = i;
 		f->data = p->pages + (size_t)i * p->page_size;

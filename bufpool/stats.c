@@ -59,6 +59,8 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 		hist_sum(&out->frame_wait, &ctr->h[BP_H_FRAME]);
 	}
 	out->hits = c[BP_C_HITS];
+	out->optimistic_reads = c[BP_C_OPT_READS];
+	out->optimistic_restarts = c[BP_C_OPT_RESTARTS];
 	out->misses = c[BP_C_MISSES];
 	out->reads = c[BP_C_READS];
 	out->writes = c[BP_C_WRITES];

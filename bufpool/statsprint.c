@@ -94,6 +94,8 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_i64(e, "durability_err", s->durability_err);
 	emitter_kv_u64(e, "faults_injected", s->faults_injected);
 	emitter_kv_u64(e, "busy", s->busy);
+	emitter_kv_u64(e, "optimistic_reads", s->optimistic_reads);
+	emitter_kv_u64(e, "optimistic_restarts", s->optimistic_restarts);
 	emitter_dict_end(e);
 	emitter_dict_begin(e, "waits");
 	print_wait(e, "io", &s->io_wait);

@@ -9,7 +9,9 @@
  * group of bytes is one operation: get (with or without CREATE), new page,
  * release, write under an exclusive latch + mark dirty, read and compare
  * under a shared latch, try-latches, flush, evict one, evict all, arm a
- * read/write/fsync fault (fail, or slow), clear faults, and close + reopen
+ * read/write/fsync fault (fail, or slow), clear faults, an optimistic read
+ * (of any page number; evicting the page in between must fail it), and
+ * close + reopen
  * (which must preserve every page).  The model is an array of page images
  * and the page count; every read compares the whole page with it.  Errors
  * are accepted only where the header allows them (e.g. -EIO only while a
@@ -317,6 +319,30 @@ static void op_evict(struct bp_pool *pool, struct model *m, struct reader *r)
 	}
 }
 
+/* An optimistic read of any page number (garbage ones too): a resident
+ * page reads as the model has it and ends valid, unless this op evicted
+ * it in between, when the end must say so (-ESTALE). */
+static void op_optimistic(struct bp_pool *pool, struct model *m, struct reader *r)
+{
+	uint8_t a = take(r);
+	uint64_t pageno = (a & 0x80) ? UINT64_MAX - (a & 0x3f) : a % (MAX_PAGES * 4);
+	struct bp_read rd;
+	int rc = bp_read_begin(pool, pageno, &rd);
+	TRACE("  bp_read_begin(%llu) = %d\n", (unsigned long long)pageno, rc);
+	if (rc == -ENOENT || (rc == -EFBIG && (a & 0x80)))
+		return;
+	if (rc != 0)
+		fuzz_fail("bp_read_begin(%llu) = %d", (unsigned long long)pageno, rc);
+	if (pageno >= m->count)
+		fuzz_fail("bp_read_begin(%llu) began past the end (%llu pages)",
+			  (unsigned long long)pageno, (unsigned long long)m->count);
+	compare(m, rd.frame, pageno, "optimistic read");
+	bool evicted = (a & 0x40) && bp_evict_page(pool, pageno) == 0;
+	rc = bp_read_end(&rd);
+	if (rc != (evicted ? -ESTALE : 0))
+		fuzz_fail("bp_read_end = %d (page %s)", rc, evicted ? "evicted" : "untouched");
+}
+
 static void op_evict_all(struct bp_pool *pool, struct model *m)
 {
 	int rc = bp_evict_all(pool);
@@ -447,7 +473,7 @@ int fuzz_bufpool_one(const uint8_t *data, size_t size)
 	TRACE("open: nframes %u io_threads %u readahead %d policy %d\n", m.cfg.nframes,
 	      m.cfg.io_threads, !(m.cfg.flags & BP_OPEN_NO_READAHEAD), (int)m.cfg.fwait.policy);
 	for (unsigned n = 0; n < MAX_OPS && r.n > 0; n++) {
-		unsigned op = take(&r) % 13;
+		unsigned op = take(&r) % 14;
 		TRACE("op %u: %u (pins %u, pages %llu)\n", n, op, m.npins, (unsigned long long)m.count);
 		switch (op) {
 		case 0:
@@ -485,6 +511,9 @@ int fuzz_bufpool_one(const uint8_t *data, size_t size)
 				op_fault(pool, &m, &r);
 			else
 				op_fault_clear(pool, &m);
+			break;
+		case 12:
+			op_optimistic(pool, &m, &r);
 			break;
 		default:
 			pool = op_reopen(pool, &m);

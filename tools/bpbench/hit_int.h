@@ -28,8 +28,7 @@
  *
  * Access modes are rows of one table (hit_modes[], hit_run.c), indexed by
  * enum hit_mode_id: a mode is a name, whether it needs the pool, and its
- * worker loop.  An "optimistic" read (a later change of the pool) is one
- * more enum value and one more row; nothing else here knows the modes.
+ * worker loop; nothing else here knows the modes.
  * HIT_MEMORY is the floor: every row's ratio is to its median at the
  * same pattern and thread count (so it stays the first row printed).
  *
@@ -57,6 +56,7 @@ enum hit_mode_id {
 	HIT_MEMORY = 0, /* the floor: a byte of a plain array, no pool */
 	HIT_PIN,        /* bp_get, read a byte, bp_release */
 	HIT_LATCHED,    /* bp_get, bp_latch SHARED, read, bp_unlatch, bp_release */
+	HIT_OPTIMISTIC, /* bp_read_begin, read, bp_read_end: no pin, no latch */
 	HIT_MODE_COUNT
 };
 

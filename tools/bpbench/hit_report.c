@@ -159,7 +159,7 @@ static void json_cell(struct emitter *j, const struct hit_options *o, const stru
 void hit_report_cells(const struct hit_report *R, const struct hit_options *o,
 		      const struct hit_sample *all)
 {
-	emitter_table_printf(R->out, "%-8s %-7s %7s %9s %9s %9s %9s %8s %9s\n", "mode", "pattern",
+	emitter_table_printf(R->out, "%-10s %-7s %7s %9s %9s %9s %9s %8s %9s\n", "mode", "pattern",
 			     "threads", "min ns", "median ns", "max ns", "cpu ns", "x memory",
 			     "M acc/s");
 	for (int p = 0; p < HIT_PATTERN_COUNT; p++) {
@@ -177,7 +177,7 @@ void hit_report_cells(const struct hit_report *R, const struct hit_options *o,
 				char x[16] = "-"; /* no floor without --modes memory */
 				if (!isnan(ratio))
 					snprintf(x, sizeof(x), "%.2fx", ratio);
-				emitter_table_printf(R->out, "%-8s %-7s %7u %9.2f %9.2f %9.2f %9.2f "
+				emitter_table_printf(R->out, "%-10s %-7s %7u %9.2f %9.2f %9.2f %9.2f "
 						     "%8s %9.1f\n", hit_modes[m].name,
 						     hit_pattern_names[p], o->threads[t], f.min_ns,
 						     f.med_ns, f.max_ns, f.cpu_ns, x,
@@ -191,15 +191,18 @@ void hit_report_cells(const struct hit_report *R, const struct hit_options *o,
 
 void hit_report_pool(const struct hit_report *R, const struct bp_stats *s, uint64_t accesses)
 {
-	emitter_table_printf(R->out, "\npool: %" PRIu64 " hits for %" PRIu64 " accesses, %" PRIu64
-			     " misses, %" PRIu64 " reads, %" PRIu64 " evictions\n", s->hits,
-			     accesses, s->misses, s->reads, s->evictions);
+	emitter_table_printf(R->out, "\npool: %" PRIu64 " hits and %" PRIu64 " optimistic reads (%"
+			     PRIu64 " restarts) for %" PRIu64 " accesses, %" PRIu64 " misses, %"
+			     PRIu64 " reads, %" PRIu64 " evictions\n", s->hits, s->optimistic_reads,
+			     s->optimistic_restarts, accesses, s->misses, s->reads, s->evictions);
 	if (R->json == NULL)
 		return;
 	emitter_dict_begin(R->json, NULL);
 	emitter_kv_str(R->json, "type", "pool");
 	emitter_kv_u64(R->json, "accesses", accesses);
 	emitter_kv_u64(R->json, "hits", s->hits);
+	emitter_kv_u64(R->json, "optimistic_reads", s->optimistic_reads);
+	emitter_kv_u64(R->json, "optimistic_restarts", s->optimistic_restarts);
 	emitter_kv_u64(R->json, "misses", s->misses);
 	emitter_kv_u64(R->json, "reads", s->reads);
 	emitter_kv_u64(R->json, "evictions", s->evictions);

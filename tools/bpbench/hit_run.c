@@ -13,7 +13,8 @@
  * the same loop (PRNG, page choice, the byte's check, the stop test) with
  * its access inlined, and no mode pays an indirect call per access the
  * floor would not.  A new mode (the optimistic read) is an access
- * function, a one-line loop and a row of hit_modes[].
+ * function, a one-line loop and a row of hit_modes[] (the optimistic read
+ * is one).
  *
  * Each access draws one number from the worker's xorshift64* (util/prng.h):
  * its high 32 bits pick the page (multiply-shift: no division), its low
@@ -159,7 +160,22 @@ static inline int access_latched(struct hit_worker *w, const struct hit_data *d,
 	return rc2 != 0 ? fail(w, "bp_release", page, rc2) : 0;
 }
 
+/* Nothing writes the pages during a run, so a read that ends invalid is
+ * an error here (the pool's counters also show no restart). */
+static inline int access_optimistic(struct hit_worker *w, const struct hit_data *d,
+				    uint64_t page, uint32_t off, uint8_t *out)
+{
+	struct bp_read rd;
+	int rc = bp_read_begin(d->pool, page, &rd);
+	if (rc != 0)
+		return fail(w, "bp_read_begin", page, rc);
+	*out = ((const uint8_t *)bp_data(rd.frame))[off];
+	rc = bp_read_end(&rd);
+	return rc != 0 ? fail(w, "bp_read_end", page, rc) : 0;
+}
+
 static int loop_memory(struct hit_worker *w) { return hit_loop(w, access_memory); }
+static int loop_optimistic(struct hit_worker *w) { return hit_loop(w, access_optimistic); }
 static int loop_pin(struct hit_worker *w) { return hit_loop(w, access_pin); }
 static int loop_latched(struct hit_worker *w) { return hit_loop(w, access_latched); }
 
@@ -169,6 +185,8 @@ const struct hit_mode hit_modes[HIT_MODE_COUNT] = {
 	[HIT_PIN] = { "pin", "bp_get, read a byte, bp_release", true, loop_pin },
 	[HIT_LATCHED] = { "latched", "bp_get + latch shared, read, unlatch + release", true,
 			  loop_latched },
+	[HIT_OPTIMISTIC] = { "optimistic", "bp_read_begin, read a byte, bp_read_end (no pin, "
+			     "no latch)", true, loop_optimistic },
 };
 
 /* ---- One cell ------------------------------------------------------------------ */

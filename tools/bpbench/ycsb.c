@@ -17,7 +17,10 @@
  * then re-reads every record and checks the tree's structure.  With
  * --durable the store keeps its redo log with sync_commit for both phases
  * (open_store), one untimed checkpoint separates them (load_and_run), and
- * the reports add the log's figures (ycsb_report.c).  The exit
+ * the reports add the log's figures (ycsb_report.c).  --no-pool (workload
+ * C) writes the load's pages back (bp_flush, untimed) before the run, and
+ * after it runs the same reads on the tree copied to plain memory
+ * (ycsb_floor.c), before --verify.  The exit
  * status is 0, 1 (a failed run, verify, close or report write) or 2 (bad
  * usage).
  */
@@ -182,17 +185,28 @@ static int load_and_run(struct ycsb_run *R)
 		fprintf(stderr, YCSB_PROG ": checkpoint after the load: %s\n", strerror(-rc));
 		return rc;
 	}
+	/* --no-pool: the load's pages written back now, not timed, so that
+	 * neither the run nor the floor pays for it (the background writer
+	 * would write them during both, in shares set by its pace): a
+	 * read-only run on a clean pool measures the lookups alone. */
+	if (R->o.no_pool && (rc = bp_flush(R->pool)) != 0) {
+		fprintf(stderr, YCSB_PROG ": flushing the pool after the load: %s\n", strerror(-rc));
+		return rc;
+	}
 	/* the load's workers are joined, the run's not started: relaxed */
 	atomic_store_explicit(&R->acked, R->o.records, memory_order_relaxed);
 	bp_stats_reset(R->pool);
 	if (R->pub)
 		bpstat_publisher_counters_reset(R->pub, 0);
-	struct cpu_usage u0 = cpu_usage_now();
-	rc = ycsb_run_phase(R, PHASE_RUN, &secs);
-	struct cpu_usage u1 = cpu_usage_now();
-	ycsb_report_run(R, secs, u0, u1);
+	struct ycsb_measure run = {.u0 = cpu_usage_now()};
+	rc = ycsb_run_phase(R, PHASE_RUN, &run.secs);
+	run.u1 = cpu_usage_now();
+	run.ops = ycsb_ops_done(R);
+	ycsb_report_run(R, run.secs, run.u0, run.u1);
 	if (rc == 0 && ycsb_interrupted)
 		emitter_table_printf(&R->out, "interrupted\n");
+	if (rc == 0 && R->o.no_pool && !ycsb_interrupted)
+		rc = ycsb_floor(R, &run);
 	if (rc == 0 && R->o.verify)
 		rc = ycsb_verify(R);
 	return rc;

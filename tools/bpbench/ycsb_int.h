@@ -12,7 +12,9 @@
  *   ycsb_run.c     the value codec, the operations, the workers and the
  *                  monitor (progress, the stats file, the clock, signals);
  *   ycsb_report.c  the configuration, load and run reports;
- *   ycsb_verify.c  --verify: every record read back, the tree checked.
+ *   ycsb_verify.c  --verify: every record read back, the tree checked;
+ *   ycsb_floor.c   --no-pool: the run again on the tree copied to plain
+ *                  memory (tools/kv/kv_mem.c), the pool's floor.
  *
  * Output: every human line goes through R->out, a table emitter on the
  * human stream (stdout, or stderr with --json); every JSON line through
@@ -44,6 +46,7 @@
 #include "gen.h"
 #include "util/hist.h"
 #include "kv.h"
+#include "kv_mem.h"
 #include "statsfile.h"
 #include "util/emitter.h"
 
@@ -71,6 +74,7 @@ struct ycsb_opts {
 	enum fwait_policy policy;
 	const char *file, *stats_file;
 	bool keep, no_stats, verify, json, quiet, checksums, durable;
+	bool no_pool;                 /* --no-pool: the floor after the run */
 };
 
 struct ycsb_run;
@@ -86,7 +90,8 @@ struct ycsb_worker {
 	struct util_hist hist[OP_COUNT];
 };
 
-enum ycsb_phase { PHASE_LOAD, PHASE_RUN };
+/* PHASE_FLOOR: the run's reads on the copies in mem[] (--no-pool). */
+enum ycsb_phase { PHASE_LOAD, PHASE_RUN, PHASE_FLOOR };
 
 /* --files N: N stores (files) in one pool (kv_config.shared_pool); record
  * key k lives in store k % N.  kv[0] owns the pool. */
@@ -95,6 +100,7 @@ enum ycsb_phase { PHASE_LOAD, PHASE_RUN };
 struct ycsb_run {
 	struct ycsb_opts o;
 	struct kv_store *kv[YCSB_MAX_FILES];
+	struct kv_mem *mem[YCSB_MAX_FILES]; /* --no-pool: kv[i] in plain memory */
 	struct bp_pool *pool;
 	struct bpstat_publisher *pub;
 	enum ycsb_phase phase;
@@ -121,6 +127,19 @@ static inline struct kv_store *ycsb_store(const struct ycsb_run *R, uint64_t key
 {
 	return R->kv[key % R->o.files];
 }
+/* Its copy in plain memory (PHASE_FLOOR). */
+static inline const struct kv_mem *ycsb_mem(const struct ycsb_run *R, uint64_t key)
+{
+	return R->mem[key % R->o.files];
+}
+
+/* One measured phase: operations done, wall seconds, the CPU readings
+ * around it. */
+struct ycsb_measure {
+	uint64_t ops;
+	double secs;
+	struct cpu_usage u0, u1;
+};
 
 /* ycsb_opts.c: 0, or -EINVAL with a message on stderr (--help exits 0). */
 int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o);
@@ -133,12 +152,15 @@ int ycsb_value_decode(const uint8_t *v, uint32_t vs, uint64_t key, uint64_t *ver
 /* Start the workers for a phase and watch them until they finish: 0 or
  * the first worker's error (reported on stderr). */
 int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds);
+/* Operations the workers of the last phase finished. */
+uint64_t ycsb_ops_done(const struct ycsb_run *R);
 
 /* ycsb_report.c */
+/* Resident accesses (pinned hits and optimistic reads) over all. */
 static inline double ycsb_hit_ratio(const struct bp_stats *s)
 {
-	uint64_t all = s->hits + s->misses;
-	return all ? (double)s->hits / (double)all : 0.0;
+	uint64_t resident = s->hits + s->optimistic_reads, all = resident + s->misses;
+	return all ? (double)resident / (double)all : 0.0;
 }
 /* Open a JSON line {"type":type,...} on R->json; close it with
  * emitter_dict_end(&R->json).  Only with --json. */
@@ -146,6 +168,14 @@ void ycsb_json_begin(struct ycsb_run *R, const char *type);
 void ycsb_report_config(struct ycsb_run *R, const char *file);
 void ycsb_report_load(struct ycsb_run *R, double secs);
 void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struct cpu_usage u1);
+/* --no-pool: the copies (pages, bytes, seconds to copy), the run on the
+ * pool and the floor's, side by side, and their ratio. */
+void ycsb_report_floor(struct ycsb_run *R, uint64_t pages, uint64_t bytes, double copy_s,
+		       const struct ycsb_measure *pool, const struct ycsb_measure *floor);
+
+/* ycsb_floor.c: --no-pool after the run (pool: the run's figures); 0 or
+ * an error (reported), -EIO when either phase did no lookup. */
+int ycsb_floor(struct ycsb_run *R, const struct ycsb_measure *pool);
 
 /* ycsb_verify.c: 0, or -EBADMSG (or another error) after reporting why. */
 int ycsb_verify(struct ycsb_run *R);

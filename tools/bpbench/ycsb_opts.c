@@ -12,7 +12,9 @@
  * --durable asks the store for its redo log with sync_commit (see ycsb.c);
  * --checkpoint-bytes is refused without it rather than silently ignored,
  * for the same reason a bad number is: the run would not be the one asked
- * for.
+ * for.  --no-pool is refused for every workload but C: the others write
+ * (E inserts as well as scans), and the floor's copy of the tree is taken
+ * once, after the run.
  */
 #include "ycsb_int.h"
 
@@ -70,6 +72,10 @@ static void ycsb_usage(FILE *f)
 	      "                         (default 0: the store's, 64 MiB)\n"
 	      "      --files N          N stores (files) in one pool, record k in store k % N\n"
 	      "                         (1..16, default 1; a scan stays in one store)\n"
+	      "      --no-pool          workload C only: after the run, copy the tree to plain\n"
+	      "                         memory and run again on the copy (no pool, no pin, no\n"
+	      "                         latch), same threads, keys and length; print both and\n"
+	      "                         the ratio pool/floor\n"
 	      "      --json             JSON lines on stdout (the report goes to stderr)\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "      --seed N           random seed (default 1)\n", f);
@@ -78,7 +84,7 @@ static void ycsb_usage(FILE *f)
 /* The long options without a short form. */
 enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
        O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS, O_DURABLE, O_FILES,
-       O_CKPT };
+       O_CKPT, O_NOPOOL };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct ycsb_opts *o)
@@ -130,6 +136,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		{"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'}, {"seed", 1, 0, O_SEED},
 		{"checksums", 0, 0, O_CHECKSUMS}, {"durable", 0, 0, O_DURABLE},
 		{"checkpoint-bytes", 1, 0, O_CKPT}, {"files", 1, 0, O_FILES},
+		{"no-pool", 0, 0, O_NOPOOL},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ycsb_opts){.mix = &mixes[0], .dist = mixes[0].dist, .threads = 16,
 				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
@@ -177,6 +184,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		case O_JSON: o->json = true; break;
 		case O_CHECKSUMS: o->checksums = true; break;
 		case O_DURABLE: o->durable = true; break;
+		case O_NOPOOL: o->no_pool = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h':
 			ycsb_usage(stdout);
@@ -198,6 +206,13 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		o->dist = o->mix->dist;
 	if (ckpt_set && !o->durable) {
 		fprintf(stderr, YCSB_PROG ": --checkpoint-bytes needs --durable\n");
+		return -EINVAL;
+	}
+	/* the copy is taken once: a write after it would not be in it */
+	if (o->no_pool && (o->mix->p[OP_UPDATE] > 0 || o->mix->p[OP_INSERT] > 0 ||
+			   o->mix->p[OP_SCAN] > 0 || o->mix->p[OP_RMW] > 0)) {
+		fprintf(stderr, YCSB_PROG ": --no-pool needs a read-only workload (C), "
+			"and workload %c writes\n", o->mix->name);
 		return -EINVAL;
 	}
 	if (o->files > 1 && o->durable) { /* a shared pool's hook is its owner's */

@@ -12,6 +12,12 @@
  * its table goes through R->out as well, its compact JSON is collected in
  * a buffer and embedded as the "stats" member of the pool_stats line.
  *
+ * --no-pool adds one table after the run's report (ycsb_report_floor):
+ * the run on the pool and the floor on the plain copy, each as lookups,
+ * seconds, lookups per second, lookups per CPU-second and user and sys
+ * us per lookup, then the two ratios pool/floor; and a {"type":"floor"}
+ * JSON line with the same figures.
+ *
  * --durable adds the log's figures (report_log) to the load and the run,
  * and a "commit" row to the latency table: the update, insert and
  * read-modify-write histograms merged.  With sync_commit a write returns
@@ -99,6 +105,10 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 				     "%" PRIu64 " %s of log\n", file,
 				     ckpt % 1048576 ? ckpt : ckpt / 1048576,
 				     ckpt % 1048576 ? "B" : "MiB");
+	if (o->no_pool)
+		emitter_table_printf(h, "  no pool: the load's pages written back before the run; "
+				     "after it, the same reads on the tree copied to plain memory "
+				     "(the floor)\n");
 	if (!o->json)
 		return;
 	char workload[2] = {o->mix->name, '\0'};
@@ -119,6 +129,8 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 	if (o->files > 1) /* absent with one store: that output is as it was */
 		emitter_kv_u64(j, "files", o->files);
 	emitter_kv_str(j, "file", file);
+	if (o->no_pool) /* absent without --no-pool: that output is as it was */
+		emitter_kv_bool(j, "no_pool", true);
 	if (o->durable) { /* absent without --durable: that output is as it was */
 		emitter_kv_bool(j, "durable", true);
 		emitter_kv_bool(j, "sync_commit", true);
@@ -316,4 +328,60 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 	}
 	emitter_table_printf(h, "pool statistics (run phase):\n");
 	bp_stats_print(&s, table_write, h, BP_STATS_TABLE);
+}
+
+/* Lookups per second of wall time, and per second of CPU time (user +
+ * sys, the whole process), of one phase. */
+static double per_s(const struct ycsb_measure *m)
+{
+	return m->secs > 0 ? (double)m->ops / m->secs : 0;
+}
+static double per_cpu_s(const struct ycsb_measure *m)
+{
+	double cpu = (m->u1.user_s - m->u0.user_s) + (m->u1.sys_s - m->u0.sys_s);
+	return cpu > 0 ? (double)m->ops / cpu : 0;
+}
+
+static void report_floor_row(struct ycsb_run *R, const char *name, const struct ycsb_measure *m)
+{
+	double ops = m->ops ? (double)m->ops : 1;
+	emitter_table_printf(&R->out, "  %-6s %12" PRIu64 " %8.2f %12.0f %14.0f %9.3f %9.3f\n", name,
+			     m->ops, m->secs, per_s(m), per_cpu_s(m),
+			     (m->u1.user_s - m->u0.user_s) * 1e6 / ops,
+			     (m->u1.sys_s - m->u0.sys_s) * 1e6 / ops);
+}
+
+void ycsb_report_floor(struct ycsb_run *R, uint64_t pages, uint64_t bytes, double copy_s,
+		       const struct ycsb_measure *pool, const struct ycsb_measure *floor)
+{
+	struct emitter *h = &R->out;
+	double fs = per_s(floor), fc = per_cpu_s(floor);
+	double ratio_s = fs > 0 ? per_s(pool) / fs : 0, ratio_cpu = fc > 0 ? per_cpu_s(pool) / fc : 0;
+	emitter_table_printf(h, "no pool: the same reads on the tree copied to plain memory "
+			     "(%" PRIu64 " pages, %.1f MiB, copied in %.2f s)\n", pages,
+			     (double)bytes / 1048576.0, copy_s);
+	emitter_table_printf(h, "  phase       lookups        s    lookups/s  lookups/cpu-s"
+			     "   user us    sys us (per lookup)\n");
+	report_floor_row(R, "pool", pool);
+	report_floor_row(R, "floor", floor);
+	emitter_table_printf(h, "  pool/floor: %.3fx lookups/s, %.3fx lookups per CPU-second\n",
+			     ratio_s, ratio_cpu);
+	if (!R->o.json)
+		return;
+	struct emitter *j = &R->json;
+	ycsb_json_begin(R, "floor");
+	emitter_kv_u64(j, "pages", pages);
+	emitter_kv_u64(j, "bytes", bytes);
+	emitter_kv_double(j, "copy_s", copy_s, 3);
+	emitter_kv_u64(j, "pool_ops", pool->ops);
+	emitter_kv_double(j, "pool_seconds", pool->secs, 3);
+	emitter_kv_double(j, "pool_ops_per_s", per_s(pool), 1);
+	emitter_kv_double(j, "pool_ops_per_cpu_s", per_cpu_s(pool), 1);
+	emitter_kv_u64(j, "floor_ops", floor->ops);
+	emitter_kv_double(j, "floor_seconds", floor->secs, 3);
+	emitter_kv_double(j, "floor_ops_per_s", fs, 1);
+	emitter_kv_double(j, "floor_ops_per_cpu_s", fc, 1);
+	emitter_kv_double(j, "ratio_ops_per_s", ratio_s, 4);
+	emitter_kv_double(j, "ratio_ops_per_cpu_s", ratio_cpu, 4);
+	emitter_dict_end(j);
 }

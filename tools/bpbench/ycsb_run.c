@@ -25,6 +25,10 @@
  * in latch order and a read must find a version >= the one recorded before
  * it started (ycsb_verify.c checks the last one after the run).
  *
+ * --no-pool adds a third phase, PHASE_FLOOR (ycsb_floor.c): the run's
+ * reads again, each on the store's copy in plain memory (kv_mem_get)
+ * instead of the store (kv_get), checked the same way.
+ *
  * --durable changes nothing here but two readings of the log's counters
  * around a phase (log0 before the workers start, log1 after the joins);
  * the commits themselves happen inside kv_upsert (sync_commit), so a
@@ -108,7 +112,8 @@ static int op_read(struct ycsb_worker *w, uint64_t recno)
 	/* Pairs with the release in record_version: the write it records is
 	 * complete, so our get must see it or a later one. */
 	uint32_t before = atomic_load_explicit(&R->versions[recno], memory_order_acquire);
-	int rc = kv_get(ycsb_store(R, key), key, buf);
+	int rc = R->phase == PHASE_FLOOR ? kv_mem_get(ycsb_mem(R, key), key, buf)
+					 : kv_get(ycsb_store(R, key), key, buf);
 	if (rc)
 		return fail(w, rc, "get", recno);
 	if (ycsb_value_decode(buf, R->o.value_size, key, &ver) != 0 || ver < before)
@@ -245,7 +250,7 @@ static void *worker_main(void *arg)
 
 /* ---- The monitor: progress, stats publishing, the clock ------------------------ */
 
-static uint64_t ops_done(const struct ycsb_run *R)
+uint64_t ycsb_ops_done(const struct ycsb_run *R)
 {
 	uint64_t sum = 0;
 	for (unsigned i = 0; i < R->o.threads; i++)
@@ -277,12 +282,15 @@ static void progress(struct ycsb_run *R, const char *phase, double t, uint64_t o
 
 int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 {
-	const char *name = phase == PHASE_LOAD ? "load" : "run ";
+	const char *name = phase == PHASE_LOAD ? "load" : phase == PHASE_RUN ? "run " : "floor";
 	const uint64_t tick_ns = 100000000, every = R->tty ? 5 : 50; /* progress: 0.5 s or 5 s */
 	R->phase = phase;
 	if (R->o.durable)
 		kv_log_stats(R->kv[0], &R->log0); /* only -EINVAL for NULL */
 	unsigned started = 0;
+	/* Before the first worker starts: a short --ops phase can be over
+	 * before the last pthread_create returns. */
+	uint64_t t0 = util_now_ns(), last_ns = t0, last_ops = 0, ticks = 0;
 	R->running = R->o.threads;
 	for (unsigned i = 0; i < R->o.threads; i++, started++) {
 		struct ycsb_worker *w = &R->w[i];
@@ -297,8 +305,7 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 			break;
 		}
 	}
-	uint64_t t0 = util_now_ns(), last_ns = t0, last_ops = 0, ticks = 0;
-	uint64_t end = phase == PHASE_RUN && !R->o.ops ? t0 + (uint64_t)(R->o.duration_s * 1e9) : 0;
+	uint64_t end = phase != PHASE_LOAD && !R->o.ops ? t0 + (uint64_t)(R->o.duration_s * 1e9) : 0;
 	pthread_mutex_lock(&R->lock);
 	while (R->running > 0) {
 		uint64_t next = t0 + (ticks + 1) * tick_ns;
@@ -307,7 +314,7 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 		if (pthread_cond_timedwait(&R->done_cv, &R->lock, &dl) != ETIMEDOUT)
 			continue; /* the last worker finished (or a spurious wake) */
 		pthread_mutex_unlock(&R->lock);
-		uint64_t now = util_now_ns(), ops = ops_done(R);
+		uint64_t now = util_now_ns(), ops = ycsb_ops_done(R);
 		ticks++;
 		if (R->pub)
 			bpstat_publish(R->pub, ops);
@@ -336,6 +343,6 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 	if (R->tty && !R->o.quiet)
 		fputs("\r\033[K", stderr);
 	if (R->pub)
-		bpstat_publish(R->pub, ops_done(R));
+		bpstat_publish(R->pub, ycsb_ops_done(R));
 	return rc;
 }

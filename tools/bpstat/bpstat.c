@@ -40,7 +40,8 @@ struct figures {
 static struct figures figures_of(const struct bpstat_shared *s)
 {
 	const struct bp_stats *b = &s->stats;
-	return (struct figures){b->hits, b->misses, b->reads, b->writes, b->io_wait.count,
+	/* hits: every resident access, pinned or optimistic */
+	return (struct figures){b->hits + b->optimistic_reads, b->misses, b->reads, b->writes, b->io_wait.count,
 		b->writeback_wait.count, b->latch_shared_wait.count + b->latch_exclusive_wait.count,
 		b->fwait.spurious_wakeups, s->ops};
 }

@@ -12,8 +12,10 @@
  *   atomic  word.wait(seen) and word.notify_one() after every release
  *   spin    pause-loop on the word, sched_yield every 64 rounds
  * Printed per variant: acquisitions/s, CPU us per acquisition
- * (getrusage, the whole process), voluntary context switches per
- * acquisition (how often a thread parked), involuntary ones, and the
+ * (getrusage, the whole process), the workers' voluntary context
+ * switches per acquisition (how often a thread parked: each worker's
+ * RUSAGE_THREAD, so the main thread's sleep and joins are not counted),
+ * the process's involuntary ones, and the
  * fewest acquisitions of one thread over the mean (fairness).
  */
 #include <atomic>
@@ -126,6 +128,10 @@ template <class Lock> void run(const char *name, Lock &lk, const params &p)
 {
 	std::atomic<bool> stop{false};
 	std::vector<uint64_t> counts(p.threads, 0);
+	/* Each worker's own voluntary switches (RUSAGE_THREAD): its parks,
+	 * without the main thread's sleep and joins, which RUSAGE_SELF would
+	 * add to every variant alike. */
+	std::vector<long> parks(p.threads, 0);
 	std::vector<std::thread> ts;
 	uint64_t guarded_counter = 0; /* guarded by the lock */
 	rusage r0, r1;
@@ -134,6 +140,8 @@ template <class Lock> void run(const char *name, Lock &lk, const params &p)
 	for (unsigned i = 0; i < p.threads; i++)
 		ts.emplace_back([&, i] {
 			uint64_t n = 0;
+			rusage u0, u1;
+			getrusage(RUSAGE_THREAD, &u0);
 			while (!stop.load(std::memory_order_relaxed)) {
 				lk.lock();
 				guarded_counter++;
@@ -141,7 +149,9 @@ template <class Lock> void run(const char *name, Lock &lk, const params &p)
 				lk.unlock();
 				n++;
 			}
+			getrusage(RUSAGE_THREAD, &u1);
 			counts[i] = n;
+			parks[i] = u1.ru_nvcsw - u0.ru_nvcsw;
 		});
 	timespec d = { (time_t)p.seconds, (long)((p.seconds - (double)(time_t)p.seconds) * 1e9) };
 	nanosleep(&d, nullptr);
@@ -163,8 +173,11 @@ template <class Lock> void run(const char *name, Lock &lk, const params &p)
 	}
 	double cpu = tv_s(r1.ru_utime) - tv_s(r0.ru_utime) + tv_s(r1.ru_stime) - tv_s(r0.ru_stime);
 	double a = total ? (double)total : 1;
-	printf("%-8s %12.0f %10.3f %9.3f %9.3f %8.3f\n", name, (double)total / wall, cpu / a * 1e6,
-	       (double)(r1.ru_nvcsw - r0.ru_nvcsw) / a, (double)(r1.ru_nivcsw - r0.ru_nivcsw) / a,
+	long nparks = 0;
+	for (long k : parks)
+		nparks += k;
+	printf("%-8s %12.0f %10.3f %9.4f %9.3f %8.3f\n", name, (double)total / wall, cpu / a * 1e6,
+	       (double)nparks / a, (double)(r1.ru_nivcsw - r0.ru_nivcsw) / a,
 	       total ? (double)mn / ((double)total / p.threads) : 0.0);
 }
 

@@ -20,7 +20,9 @@
  *     released: no latch is held across an fsync;
  *   - descents couple latches: the child is latched before the parent is
  *     released ("crabbing"), so a node seen through its parent cannot be
- *     split away in between;
+ *     split away in between; the optimistic descents (below) couple reads
+ *     the same way: the child's read begins (or its latch is taken) before
+ *     the parent's read is validated;
  *   - order: meta, then down the tree, then (scans only) rightwards along
  *     the leaf chain; writers never latch a sibling except the page they
  *     just created (unreachable until linked), so waits form no cycle.
@@ -46,6 +48,14 @@
 int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
 		      struct bp_frame **out)
 {
+	/* Page 0 is the meta page, never a node: a damaged file, or a child
+	 * number read from a torn page (a frame being zeroed for a new node)
+	 * before its read was validated.  Refused before pinning: its magic
+	 * read as a key count already fails the check below, but the meta
+	 * page is not to be latched as a node, nor unpinned as one
+	 * (kv_node_unlatch_unpin keeps its store-long pin). */
+	if (pageno == KV_NO_PAGE)
+		return -EBADMSG;
 	int rc = bp_file_get(kv->file, pageno, 0, out);
 	if (rc == -EBUSY) { /* every frame pinned right now: wait a while */
 		struct timespec dl = fwait_deadline_after_ns(UINT64_C(10000000000));
@@ -162,10 +172,137 @@ static int after_change(struct kv_store *kv, uint64_t end)
 	return rc;
 }
 
+/* ---- Optimistic descents ----------------------------------------------------
+ *
+ * Readers and the optimistic insert go down the inner nodes with
+ * optimistic reads (bp_read_begin: no pin, no latch, nothing written), the
+ * meta page included, coupling as the latches do: the child's read begins
+ * before the parent's ends, and the parent's end validates the child
+ * page number that was read from it.  kv_get reads its leaf optimistically
+ * too; the others pin and latch the leaf, then validate its parent.  What
+ * is read from a page before its read ends may be torn: every count is
+ * bounded by the node's capacity before use and read once (KV_ONCE), so
+ * the binary searches stay inside the page, and nothing read is trusted
+ * until the read validates.  A read that does not validate restarts the
+ * descent; a page not resident or held exclusive (bp_read_begin's -ENOENT
+ * or -EBUSY), or OPT_TRIES failed descents, send the operation down the
+ * latched path ("crabbing", below), which reads pages in and waits. */
+#define OPT_TRIES 4
+#define KV_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+
+enum { OPT_DONE = 0, OPT_RESTART = 1, OPT_LATCHED = 2 };
+
+/* Begin the optimistic read of page, then end the read of its parent:
+ * OPT_DONE (*rd is the page's read), OPT_RESTART (the parent changed), or
+ * OPT_LATCHED (the page cannot be read optimistically now). */
+static int opt_step(struct kv_store *kv, struct bp_read *parent, uint64_t page,
+		    struct bp_read *rd)
+{
+	int r = bp_file_read_begin(kv->file, page, rd);
+	if (bp_read_end(parent) != 0) {
+		if (r == 0)
+			bp_read_end(rd);
+		return OPT_RESTART;
+	}
+	return r == 0 ? OPT_DONE : OPT_LATCHED;
+}
+
+/* Down to the node of level stop on key's path, optimistically: on
+ * OPT_DONE, *rd is that node's open read, checked to be a node of that
+ * level with a sane key count (*n). */
+static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct bp_read *rd,
+		       unsigned *n)
+{
+	struct bp_read cur, next;
+	if (bp_read_begin_frame(kv->pool, kv->meta, &cur) != 0)
+		return OPT_LATCHED;
+	const struct kv_meta *m = bp_data(cur.frame);
+	uint64_t page = KV_ONCE(m->root);
+	unsigned level = KV_ONCE(m->height);
+	if (level >= KV_MAX_HEIGHT || level < stop) {
+		/* torn, damaged, or (level < stop) a root that is a leaf,
+		 * which leaf_optimistic cannot latch below a parent */
+		bool torn = bp_read_end(&cur) != 0;
+		return torn ? OPT_RESTART : OPT_LATCHED;
+	}
+	for (;;) {
+		int r = opt_step(kv, &cur, page, &next);
+		if (r != OPT_DONE)
+			return r;
+		cur = next;
+		const struct kv_node_hdr *h = bp_data(cur.frame);
+		*n = KV_ONCE(h->nkeys);
+		if (KV_ONCE(h->level) != level ||
+		    *n > (level ? kv->inner_cap : kv->leaf_cap)) {
+			bp_read_end(&cur);
+			return OPT_RESTART;
+		}
+		if (level == stop) {
+			*rd = cur;
+			return OPT_DONE;
+		}
+		page = kv_children_of(kv, cur.frame)[kv_upper_bound(kv_keys_of(cur.frame), *n, key)];
+		level--;
+	}
+}
+
+/* kv_get without a latch: OPT_DONE with *rc its result (0 or -ENOENT), or
+ * OPT_RESTART / OPT_LATCHED. */
+static int get_optimistic(struct kv_store *kv, uint64_t key, void *value, int *rc)
+{
+	struct bp_read leaf;
+	unsigned n;
+	unsigned char copy[KV_VALUE_SIZE_MAX];
+	int r = opt_descend(kv, key, 0, &leaf, &n);
+	if (r != OPT_DONE)
+		return r;
+	const uint64_t *k = kv_keys_of(leaf.frame);
+	unsigned i = kv_lower_bound(k, n, key);
+	bool found = i < n && k[i] == key;
+	if (found)
+		memcpy(copy, kv_value_at(kv, leaf.frame, i), kv->value_size);
+	if (bp_read_end(&leaf) != 0)
+		return OPT_RESTART;
+	if (found)
+		memcpy(value, copy, kv->value_size);
+	*rc = found ? 0 : -ENOENT;
+	return OPT_DONE;
+}
+
+/* The leaf of key, pinned and latched leaf_mode, found with optimistic
+ * reads of the nodes above it: OPT_DONE (*rc: 0, *leaf set; or the error
+ * of pinning it), or OPT_RESTART / OPT_LATCHED. */
+static int leaf_optimistic(struct kv_store *kv, uint64_t key, enum bp_latch_mode leaf_mode,
+			   struct bp_frame **leaf, int *rc)
+{
+	struct bp_read parent;
+	unsigned n;
+	/* A tree of one leaf has no parent to read: the latched path. */
+	int r = opt_descend(kv, key, 1, &parent, &n);
+	if (r != OPT_DONE)
+		return r;
+	uint64_t page = kv_children_of(kv, parent.frame)[kv_upper_bound(kv_keys_of(parent.frame),
+									  n, key)];
+	/* Pinning and latching may wait (for a read, for a writer) with the
+	 * parent's read still open: nothing is held, and the parent's end
+	 * then says whether page is still key's leaf. */
+	*rc = kv_node_pin_latch(kv, page, leaf_mode, leaf);
+	if (bp_read_end(&parent) != 0) {
+		if (*rc == 0)
+			kv_node_unlatch_unpin(kv, *leaf, leaf_mode);
+		return OPT_RESTART;
+	}
+	if (*rc == 0 && kv_hdr_of(*leaf)->level != 0) {
+		kv_node_unlatch_unpin(kv, *leaf, leaf_mode);
+		*rc = -EBADMSG;
+	}
+	return OPT_DONE;
+}
+
 /* Crab down with shared latches to the leaf holding key; the leaf is
  * latched leaf_mode. */
-static int descend(struct kv_store *kv, uint64_t key, enum bp_latch_mode leaf_mode,
-		   struct bp_frame **leaf)
+static int descend_latched(struct kv_store *kv, uint64_t key, enum bp_latch_mode leaf_mode,
+			   struct bp_frame **leaf)
 {
 	struct bp_frame *cur, *child;
 	bp_latch(kv->pool, kv->meta, BP_LATCH_SHARED);
@@ -196,6 +333,22 @@ static int descend(struct kv_store *kv, uint64_t key, enum bp_latch_mode leaf_mo
 	return rc;
 }
 
+/* The leaf holding key, latched leaf_mode: optimistically down to it if
+ * that works within OPT_TRIES, else crabbing. */
+static int descend(struct kv_store *kv, uint64_t key, enum bp_latch_mode leaf_mode,
+		   struct bp_frame **leaf)
+{
+	int rc;
+	for (unsigned t = 0; t < OPT_TRIES; t++) {
+		int r = leaf_optimistic(kv, key, leaf_mode, leaf, &rc);
+		if (r == OPT_DONE)
+			return rc;
+		if (r == OPT_LATCHED)
+			break;
+	}
+	return descend_latched(kv, key, leaf_mode, leaf);
+}
+
 /* ---- Reads ---------------------------------------------------------------- */
 
 int kv_get(struct kv_store *kv, uint64_t key, void *value)
@@ -203,7 +356,15 @@ int kv_get(struct kv_store *kv, uint64_t key, void *value)
 	struct bp_frame *leaf;
 	if (!kv || !value)
 		return -EINVAL;
-	int rc = descend(kv, key, BP_LATCH_SHARED, &leaf);
+	int rc;
+	for (unsigned t = 0; t < OPT_TRIES; t++) {
+		int r = get_optimistic(kv, key, value, &rc);
+		if (r == OPT_DONE)
+			return rc;
+		if (r == OPT_LATCHED)
+			break;
+	}
+	rc = descend(kv, key, BP_LATCH_SHARED, &leaf);
 	if (rc)
 		return rc;
 	unsigned n = kv_hdr_of(leaf)->nkeys, i = kv_lower_bound(kv_keys_of(leaf), n, key);

@@ -15,6 +15,12 @@
  * range scans.  There are no deletes.
  *
  * Concurrency (latch coupling, "crabbing", on the pool's content latches):
+ *   - readers and the writers' first try go down the inner nodes with
+ *     optimistic reads (bp_read_begin: no pin, no latch), each child's
+ *     read begun before its parent's is validated; a lookup reads its
+ *     leaf so too, the others latch it; a read that fails validation
+ *     starts again, and a page not resident or being written sends the
+ *     operation down the latched path, which goes:
  *   - readers go down with shared latches, holding the parent until the
  *     child is latched;
  *   - writers first go down optimistically the same way, latching only the

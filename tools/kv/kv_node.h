@@ -1,6 +1,6 @@
 /*
  * kv_node.h - the on-page layout of the kv store's B+-tree (internal to
- * kv.c and kv_check.c).
+ * the store: kv.c, kv_check.c, kv_mem.c).
  *
  * Design note
  * -----------
@@ -26,7 +26,8 @@
  * with key[i-1] <= k < key[i].  Leaves are chained by hdr.next (0 = last;
  * page 0 is never a leaf).  A node's level never changes; a root split puts
  * a new root above the old one, so only the meta page points at the root.
- * Read a page's fields only under its content latch (see kv.c).
+ * Read a page's fields only under its content latch or inside a validated
+ * optimistic read (see kv.c).
  */
 #ifndef TOOLS_KV_KV_NODE_H
 #define TOOLS_KV_KV_NODE_H
@@ -86,19 +87,35 @@ struct kv_store {
 
 /* ---- Node layout ------------------------------------------------------ */
 
-static inline struct kv_node_hdr *kv_hdr_of(struct bp_frame *f) { return bp_data(f); }
-static inline uint64_t *kv_keys_of(struct bp_frame *f) { return (uint64_t *)(kv_hdr_of(f) + 1); }
+/* On a raw page: a frame's data, or a copy of the page (kv_mem.c). */
+static inline struct kv_node_hdr *kv_page_hdr(const void *page) { return (struct kv_node_hdr *)page; }
+static inline uint64_t *kv_page_keys(const void *page) { return (uint64_t *)(kv_page_hdr(page) + 1); }
+static inline uint64_t *kv_page_children(const struct kv_store *kv, const void *page)
+{
+	return kv_page_keys(page) + kv->inner_cap;
+}
+static inline uint8_t *kv_page_value_at(const struct kv_store *kv, const void *page, unsigned i)
+{
+	return (uint8_t *)(kv_page_keys(page) + kv->leaf_cap) + (size_t)i * kv->value_size;
+}
+static inline unsigned kv_page_cap(const struct kv_store *kv, const void *page)
+{
+	return kv_page_hdr(page)->level ? kv->inner_cap : kv->leaf_cap;
+}
+/* The same on a pinned frame's page. */
+static inline struct kv_node_hdr *kv_hdr_of(struct bp_frame *f) { return kv_page_hdr(bp_data(f)); }
+static inline uint64_t *kv_keys_of(struct bp_frame *f) { return kv_page_keys(bp_data(f)); }
 static inline uint64_t *kv_children_of(const struct kv_store *kv, struct bp_frame *f)
 {
-	return kv_keys_of(f) + kv->inner_cap;
+	return kv_page_children(kv, bp_data(f));
 }
 static inline uint8_t *kv_value_at(const struct kv_store *kv, struct bp_frame *f, unsigned i)
 {
-	return (uint8_t *)(kv_keys_of(f) + kv->leaf_cap) + (size_t)i * kv->value_size;
+	return kv_page_value_at(kv, bp_data(f), i);
 }
 static inline unsigned kv_node_cap(const struct kv_store *kv, struct bp_frame *f)
 {
-	return kv_hdr_of(f)->level ? kv->inner_cap : kv->leaf_cap;
+	return kv_page_cap(kv, bp_data(f));
 }
 
 /* First index with key[i] >= key. */

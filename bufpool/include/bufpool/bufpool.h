@@ -344,6 +344,70 @@ int bp_latch_try(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mod
  * mode. */
 int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
 
+/* ---- Optimistic reads ------------------------------------------------------------
+ *
+ * A read that takes no pin and no latch and writes no shared memory (as
+ * LeanStore's hybrid latch and vmcache's optimistic guard): begin records
+ * the frame's version, the caller reads the page, end says whether the
+ * version still holds.  Every exclusive unlatch and every reuse of a frame
+ * for another page raises the version, so a read that ends valid saw the
+ * page as one exclusive holder left it, wholly; one that ends invalid saw
+ * a page changing under it (or another page's bytes: the frame's memory
+ * stays mapped and owned by the pool while it is open, so reading it is
+ * never a fault), and must throw away everything it read and start again.
+ *
+ * Rules for the code between begin and end (it runs while a writer may
+ * change the page, as a seqlock reader does):
+ *   - trust nothing read until end (or bp_read_valid) says it was valid:
+ *     check every length, count and offset taken from the page against
+ *     the page's size before using it, never loop on a count read from it
+ *     without a bound, never follow a pointer or page number read from it
+ *     before validating (a page number may be passed to another
+ *     bp_read_begin, which is safe for any value, and the caller then
+ *     validates this read before using that one, as lock coupling);
+ *   - no side effect that cannot be undone: copy out, decide later;
+ *   - keep it short: a writer does not wait for readers, so a long read
+ *     under a busy page keeps failing (fall back to bp_get + bp_latch);
+ *   - every successful begin is closed by exactly one bp_read_end, on
+ *     every path, valid or not.
+ * The counts are in bp_stats: optimistic_reads (successful begins) and
+ * optimistic_restarts (ends that found the read invalid).
+ *
+ * Ordering: a begin that returns 0 is an acquire of the page as its last
+ * exclusive holder (or its read completion) left it: what they did before
+ * unlatching happens before the return.  End orders nothing further; its
+ * "valid" means that no exclusive holder and no reuse of the frame came
+ * between the begin and the end. */
+struct bp_file;
+struct bp_read {
+	struct bp_pool *pool;
+	struct bp_frame *frame;   /* bp_data(frame): the page, read-only */
+	uint64_t version;
+};
+
+/* Begin an optimistic read of page pageno, if it is resident: 0 (*rd set).
+ * -ENOENT: not in the pool, or not readable now (being read in, failed,
+ * being evicted): use bp_get, which reads it.  -EBUSY: an exclusive
+ * holder is in the page: use bp_get + bp_latch, which wait for it (or
+ * retry).  -EFBIG (pageno past any file offset), -EINVAL (NULL).  Any
+ * pageno is safe to pass, garbage included. */
+int bp_read_begin(struct bp_pool *pool, uint64_t pageno, struct bp_read *rd);
+/* The same on a page of file. */
+int bp_file_read_begin(struct bp_file *file, uint64_t pageno, struct bp_read *rd);
+/* The same on a frame the caller holds pinned (bp_get), to read it without
+ * its latch: 0, -EBUSY, -ENOENT (not readable), -EINVAL (NULL, not pinned,
+ * another pool's). */
+int bp_read_begin_frame(struct bp_pool *pool, struct bp_frame *frame, struct bp_read *rd);
+/* Predicate: the read is still valid so far (everything read before this
+ * call was a consistent page).  The read stays open: end it all the
+ * same.  false for NULL. */
+bool bp_read_valid(const struct bp_read *rd);
+/* End the read: 0 if it was valid throughout (what was read is a
+ * consistent page as some exclusive holder left it), -ESTALE if a writer
+ * or the frame's reuse came in between: discard what was read.  -EINVAL
+ * for NULL or a read that was never begun. */
+int bp_read_end(struct bp_read *rd);
+
 /* ---- Write-back, eviction ------------------------------------------------------ */
 
 /* Write every dirty page, wait for all write-back, fsync.  Returns 0, the
@@ -483,6 +547,9 @@ struct bp_stats {
 				   * negative errno of the first failed fsync */
 	uint64_t faults_injected;
 	uint64_t busy;            /* bp_get calls that found no frame (-EBUSY) */
+	uint64_t optimistic_reads;    /* bp_read_begin* calls that began a read
+				       * (resident accesses besides hits) */
+	uint64_t optimistic_restarts; /* bp_read_end calls that found it invalid */
 	/* waits (each with a wait-time histogram) */
 	struct bp_wait_hist io_wait;        /* on (frame, BP_LOCKED) */
 	struct bp_wait_hist writeback_wait; /* on (frame, BP_WRITEBACK) */
