@@ -27,8 +27,10 @@
  * as a normal miss instead.  Pins saturate at BP_PIN_MAX (-EAGAIN).
  *
  * Readahead: a miss on the page right after the previous sequential miss
- * reads the next readahead pages too (into unpinned LOCKED frames), so they
- * are in flight while the reader waits on the first.
+ * of a stream reads the next readahead pages too (into unpinned LOCKED
+ * frames, submitted as one batch), so they are in flight while the reader
+ * waits on the first.  Each file follows BP_RA_STREAMS streams at once
+ * (detect_stream), so concurrent scans each get theirs.
  */
 #include <errno.h>
 #include <sched.h>
@@ -103,13 +105,30 @@ static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 	return 0;
 }
 
-/* Read ahead the pages after pageno of file (tags of its id). */
-static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
+static void submit_readahead(struct bp_pool *p, struct bp_frame *const *fs, const uint64_t *tags,
+			     unsigned n)
+{
+	if (!n)
+		return;
+	bp_io_submit_reads(p, fs, tags, n);
+	for (unsigned i = 0; i < n; i++)
+		bp_unpin(p, fs[i]); /* LOCKED keeps it from eviction until read */
+}
+
+/* Read ahead the pages after pageno of file (tags of its id), for its
+ * stream number stream. */
+static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno, unsigned stream)
 {
 	/* npages: acquire/release pair with grow_npages and new_page so a
 	 * page count, once seen, is never older than a page we saw created. */
 	uint64_t npages = atomic_load_explicit(&file->npages, memory_order_acquire);
 	uint64_t q = pageno + 1;
+	/* The reads go out in batches (one submission on the io_uring
+	 * engine), each frame LOCKED and pinned until then. */
+	enum { RA_BATCH = 32 };
+	struct bp_frame *fs[RA_BATCH];
+	uint64_t tags[RA_BATCH];
+	unsigned n = 0;
 	for (; q <= pageno + p->readahead && q < npages; q++) {
 		uint64_t tag = bp_tag(file->id, q);
 		if (bp_pt_contains(p, tag))
@@ -126,10 +145,33 @@ static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
 		}
 		bp_count(p, BP_C_READS);
 		bp_count(p, BP_C_READAHEADS);
-		bp_io_submit(p, f, BP_IO_READ, tag);
-		bp_unpin(p, f); /* LOCKED keeps it from eviction until read */
+		fs[n] = f;
+		tags[n++] = tag;
+		if (n == RA_BATCH) {
+			submit_readahead(p, fs, tags, n);
+			n = 0;
+		}
 	}
-	atomic_store_explicit(&file->last_miss, q - 1, memory_order_relaxed);
+	submit_readahead(p, fs, tags, n);
+	/* The stream goes on from the last page read ahead. */
+	atomic_store_explicit(&file->ra_last[stream], q - 1, memory_order_relaxed);
+}
+
+/* A miss on pageno: read ahead if it continues one of the file's streams,
+ * else start a stream there (in the round robin's next slot).  Relaxed
+ * loads and stores: two misses racing on a slot at worst both read ahead
+ * (readahead skips resident pages) or lose a stream for one miss. */
+static void detect_stream(struct bp_pool *p, struct bp_file *file, uint64_t pageno)
+{
+	for (unsigned i = 0; i < BP_RA_STREAMS; i++) {
+		if (atomic_load_explicit(&file->ra_last[i], memory_order_relaxed) + 1 == pageno) {
+			readahead(p, file, pageno, i);
+			return;
+		}
+	}
+	unsigned slot = atomic_fetch_add_explicit(&file->ra_cursor, 1, memory_order_relaxed) %
+			BP_RA_STREAMS;
+	atomic_store_explicit(&file->ra_last[slot], pageno, memory_order_relaxed);
 }
 
 static void grow_npages(struct bp_file *file, uint64_t pageno)
@@ -219,13 +261,8 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
 		bp_count(p, BP_C_READS);
 		bp_io_submit(p, f, BP_IO_READ, tag);
-		if (p->readahead && !(flags & BP_GET_NOREADAHEAD)) {
-			uint64_t last = atomic_load_explicit(&file->last_miss, memory_order_relaxed);
-			if (last + 1 == pageno)
-				readahead(p, file, pageno);
-			else
-				atomic_store_explicit(&file->last_miss, pageno, memory_order_relaxed);
-		}
+		if (p->readahead && !(flags & BP_GET_NOREADAHEAD))
+			detect_stream(p, file, pageno);
 		return finish_get(p, f, tag, true, flags, out);
 	}
 }

@@ -67,7 +67,9 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 	if (file->max_pageno > BP_TAG_PAGE_MASK - 1)
 		file->max_pageno = BP_TAG_PAGE_MASK - 1;
 	atomic_init(&file->npages, (uint64_t)st.st_size >> p->page_shift);
-	atomic_init(&file->last_miss, BP_NO_PAGE - 1);
+	for (unsigned i = 0; i < BP_RA_STREAMS; i++)
+		atomic_init(&file->ra_last[i], BP_NO_PAGE - 1);
+	atomic_init(&file->ra_cursor, 0);
 	int r = bp_io_file_init(file);
 	if (r < 0) {
 		close(file->fd);

@@ -17,8 +17,11 @@
  *   3  pagemem.c     page memory: jemalloc arena or system  -
  *   3  pagetable.c   partitioned hash pageno -> frame       frame
  *   3  fault.c       I/O fault injector (io.c, bp_flush)    account
+ *   3  uring.c       the io_uring ring: submission queue,   -
+ *                    depth, delays, reaper thread
  *   3  latch.c       phase-fair content latches on fwait    frame account
- *   4  io.c          I/O queue + threads, completions       fault account
+ *   4  io.c          the engines' front: thread pool, or    uring fault
+ *                    uring.c; completions (one copy)        account
  *   4  optread.c     optimistic reads (bp_read_begin/end)   pagetable latch
  *                                                           frame account
  *   5  writeback.c   start write-back, bp_flush, bgwriter   io latch frame
@@ -51,7 +54,10 @@
  *   frame.state        atomic; bits in bufpool.h.  A frame whose state (minus
  *                      fwait's waiters bit) is 0 is free and unmapped.
  *   frame.latch        atomic; see latch.c.
- *   io_engine.lock     the request queue and the stop flag.
+ *   io_engine.lock     the request queue, the stop flag, the free bounce
+ *                      buffers of the io_uring engine.
+ *   bp_uring.lock      the ring's submission queue, in-flight count and
+ *                      pending list (uring.c).
  *   fault_state.lock   the fault rules.
  *   writer.lock        the background writer's stop flag (with its condvar).
  *   files_lock         which file ids are in use (pool.files[] slots change
@@ -81,7 +87,7 @@
  *           check (fault_state.lock); nothing waits through fwait.
  *   rank 3  the pool's other mutexes, each a leaf: bp_partition.lock
  *           (rwlock, one partition at a time), io_engine.lock,
- *           fault_state.lock, writer.lock.  Taken while holding only
+ *           bp_uring.lock, fault_state.lock, writer.lock.  Taken while holding only
  *           locks of lower ranks; while one is held no other lock is taken,
  *           no fwait call is made, no thread is joined, no callback runs.
  *           Under them: atomics, the data they guard, bp_count (fault.c:
@@ -120,6 +126,7 @@ enum bp_io_op { BP_IO_READ = 0, BP_IO_WRITE = 1 };
 #define BP_TAG_FILE_SHIFT 48
 #define BP_TAG_PAGE_MASK ((UINT64_C(1) << BP_TAG_FILE_SHIFT) - 1)
 #define BP_MAX_FILES 4096u
+#define BP_RA_STREAMS 8u /* sequential streams readahead follows per file */
 
 static inline uint64_t bp_tag(uint32_t file, uint64_t pageno)
 {
@@ -146,7 +153,13 @@ struct bp_file {
 	unsigned flags;               /* BP_OPEN_READONLY, as opened */
 	uint64_t max_pageno;          /* largest page number: fits off_t and the tag */
 	_Atomic uint64_t npages;      /* pages in the file, including created ones */
-	_Atomic uint64_t last_miss;   /* readahead: end of the last sequential miss */
+	/* Readahead's stream detector (access.c): per stream, the last page
+	 * of its last sequential miss or readahead; a miss on the page after
+	 * one continues that stream, any other miss takes the slot at
+	 * ra_cursor (round robin).  Relaxed: a heuristic, a lost update
+	 * costs one readahead at most. */
+	_Atomic uint64_t ra_last[BP_RA_STREAMS];
+	_Atomic unsigned ra_cursor;
 	/* The errno of the file's first failed fsync, 0 before one: sticky for
 	 * the file's life (bp_durability_err).  Written and read by
 	 * bp_io_fsync under fsync_lock, which also serialises the file's
@@ -161,13 +174,28 @@ struct bp_file {
 struct bp_frame;
 
 /* One I/O request; embedded in its frame (a frame has at most one read or
- * write in flight: reads only while LOCKED, writes only while WRITEBACK). */
+ * write in flight: reads only while LOCKED, writes only while WRITEBACK).
+ * The fields past frame are the io_uring engine's (io.c, uring.c): the
+ * fault decision made at submission (decided), the delay before the
+ * transfer, and the buffer it uses (the frame's page, or a sealed bounce
+ * copy).  Written by the submitter before the request is queued, read by
+ * whoever runs it: the queue's lock orders them. */
 struct bp_io_req {
-	struct bp_io_req *next; /* queue link, guarded by io_engine.lock */
+	struct bp_io_req *next; /* queue link, guarded by io_engine.lock or the ring's lock */
 	enum bp_io_op op;
 	uint64_t pageno;
 	struct bp_frame *frame;
+	unsigned char *buf;
+	uint32_t delay_us;
+	bool decided;
+	uint8_t fa;             /* enum bp_fault_action, when decided */
+	int ferr;
+	/* A run of reads of adjacent pages done as one I/O (readv): the
+	 * head holds run_len, each links the next page's request. */
+	struct bp_io_req *run_next;
+	uint32_t run_len;
 };
+#define BP_RUN_MAX 32u /* pages in one read I/O at most */
 
 struct bp_frame {
 	_Atomic uint32_t state;   /* BP_F_* | pins << BP_PIN_SHIFT | fwait bit 31 */
@@ -222,6 +250,7 @@ enum bp_counter {
 	BP_C_READS,
 	BP_C_WRITES,
 	BP_C_READAHEADS,
+	BP_C_READ_IOS,
 	BP_C_CREATES,
 	BP_C_EVICTIONS,
 	BP_C_DIRTY_EVICTIONS,
@@ -262,6 +291,8 @@ struct bp_io_thread {
 	pthread_t tid;
 };
 
+struct bp_uring;
+
 struct bp_io_engine {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -269,6 +300,14 @@ struct bp_io_engine {
 	bool stop;
 	unsigned nthreads;
 	struct bp_io_thread threads[BP_MAX_IO_THREADS];
+	/* The io_uring engine (uring.c), NULL with the thread pool; set by
+	 * bp_io_start before any I/O, read-only after.  Its checksummed
+	 * writes' bounce buffers: a stack of free ones under lock. */
+	struct bp_uring *ring;
+	unsigned depth;                /* the ring's depth; 0 without one */
+	unsigned char *bounce_mem;
+	unsigned char **bounce_free;
+	unsigned nbounce_free;
 };
 
 struct bp_fault_rule {
@@ -448,12 +487,32 @@ void bp_latch_version_bump(struct bp_frame *f);
 int bp_latch_shared_internal(struct bp_pool *p, struct bp_frame *f, bool try_only);
 void bp_unlatch_shared_internal(struct bp_pool *p, struct bp_frame *f);
 
+/* uring.c (layer 3): the io_uring ring.  done(arg, r, res) is called by
+ * the ring's reaper thread, holding no lock, for every request submitted,
+ * with the transfer's result (bytes, or a negative errno). */
+typedef void bp_uring_done_fn(void *arg, struct bp_io_req *r, int res);
+/* 0, or a negative errno: -EOPNOTSUPP in a build without liburing, else
+ * io_uring_queue_init's (-ENOSYS, -EPERM where it is blocked, -ENOMEM). */
+int bp_uring_create(struct bp_pool *p, unsigned depth, bp_uring_done_fn *done, void *arg,
+		    struct bp_uring **out);
+/* Queue n requests (r->buf, r->delay_us set) and submit them in one call. */
+void bp_uring_submit(struct bp_uring *u, struct bp_io_req *const *rs, unsigned n);
+/* Finish every request submitted, stop the reaper and free the ring. */
+void bp_uring_destroy(struct bp_uring *u);
+
 /* io.c (layer 4) */
-int bp_io_start(struct bp_pool *p);
+/* Set up the engine: engine BP_IO_ENGINE_THREADS, _URING or _AUTO (a
+ * ring if one can be had), depth for the ring.  -EOPNOTSUPP for URING
+ * without a ring (*why: the ring's errno). */
+int bp_io_start(struct bp_pool *p, unsigned engine, unsigned depth, int *why);
 /* Start n I/O threads (after bp_io_start); bp_io_stop joins those started. */
 int bp_io_spawn(struct bp_pool *p, unsigned n);
 void bp_io_stop(struct bp_pool *p);
 void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
+/* n reads at once (readahead): one submission on the ring, and the
+ * pages adjacent in the file (consecutive tags) read as one I/O each run. */
+void bp_io_submit_reads(struct bp_pool *p, struct bp_frame *const *fs, const uint64_t *tags,
+			unsigned n);
 /* fsync every open file through the fault injector; 0 or the first sticky
  * negative errno (a file's failed fsync, this one or an earlier one). */
 int bp_io_fsync(struct bp_pool *p);

@@ -1,11 +1,30 @@
 /*
- * io.c - the I/O engine: a FIFO of requests served by a few threads doing
- * pread/pwrite, and the completions that end a frame's LOCKED or WRITEBACK.
+ * io.c - the I/O engines' front: the thread pool (a FIFO of requests served
+ * by a few threads doing pread/pwrite) or the io_uring ring (uring.c), and
+ * the completions that end a frame's LOCKED or WRITEBACK, one copy for both.
  *
- * Layer 4 (I/O): calls only fault.c and account.c.
+ * Layer 4 (I/O): calls only uring.c, fault.c and account.c.
  *
  * Design note
  * -----------
+ * The engine (bp_io_start): the thread pool, or a ring when one is asked
+ * for or AUTO finds one (io_uring_queue_init fails where io_uring is
+ * blocked, e.g. by a container's seccomp profile: EPERM, ENOSYS; AUTO then
+ * uses the thread pool quietly).  With a ring the I/O threads stay, as
+ * helpers for what a ring does not do (below).
+ *
+ * On the ring (submit_ring), the submitter decides the request's fault at
+ * submission; a request the ring carries gets the simulated latency plus a
+ * SLOW fault's delay as a timeout before its transfer (uring.c), and a
+ * checksummed write is sealed into one of depth bounce buffers.  The ring's
+ * reaper thread calls ring_done, which finishes a short or interrupted
+ * transfer synchronously, verifies a read's checksum and completes as the
+ * threads do.  Handed to the helper threads instead, with the decision
+ * made (do_io then applies it as the thread pool does): a FAIL or SHORT
+ * fault, a write whose LSN needs flush_log first (the callback may block;
+ * it runs on an I/O thread, never the submitter's), and a checksummed
+ * write that finds no free bounce buffer.
+ *
  * bp_io_submit queues the request embedded in the frame (one read or write
  * per frame at a time) and signals an I/O thread; the submitter then waits
  * on the frame's state bit through fwait, never on the engine.  An I/O
@@ -28,6 +47,16 @@
  * wrong place fails as surely as a torn or flipped one.  A page of zeros
  * only passes: that is a hole, or a page created and never written (what
  * a file system returns for both).
+ *
+ * Runs (bp_io_submit_reads, readahead's reads): reads of pages adjacent in
+ * the file are one I/O, a readv into their frames (BP_RUN_MAX pages at
+ * most; counted once in read_ios): an IORING_OP_READV on the ring, a
+ * preadv on an I/O thread (run_io).  Each page gets its share of the
+ * bytes, and a page whose share is short (past the end of the file) is
+ * finished alone by transfer, as a single read would be; each is
+ * verified and completed alone.  On the ring a page whose fault is not
+ * plain goes alone to a helper; on a thread, a run any of whose pages
+ * draws a fault is done page by page.
  *
  * The write-ahead-log rule (wal_rule): before a write, if the page's LSN
  * is above the durable LSN the pool knows, the I/O thread calls the
@@ -55,6 +84,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -68,14 +98,14 @@ static void sleep_us(uint64_t us)
 		;
 }
 
-/* Transfer the whole page of tag (its file's descriptor, its page's
- * offset); 0, or positive errno (EIO for a short transfer). */
+/* Transfer the page of tag (its file's descriptor, its page's offset)
+ * from byte done (0: the whole page; more: the rest of a short one) up to
+ * len; 0, or positive errno (EIO for a short transfer). */
 static int transfer(struct bp_pool *p, enum bp_io_op op, unsigned char *buf, uint64_t tag,
-		    size_t len)
+		    size_t done, size_t len)
 {
 	int fd = bp_file_of(p, tag)->fd;
 	off_t off = (off_t)(bp_tag_page(tag) << p->page_shift);
-	size_t done = 0;
 	while (done < len) {
 		ssize_t n = op == BP_IO_READ
 			? pread(fd, buf + done, len - done, off + (off_t)done)
@@ -194,9 +224,17 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 	int err = 0;
 	uint64_t delay = 0;
 	/* The fault filter's page numbers are a file's own (each file's).
-	 * Checked before the write-ahead rule, which BP_FAULT_NO_WAL skips. */
-	enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
-						bp_tag_page(r->pageno), &err, &delay);
+	 * Checked before the write-ahead rule, which BP_FAULT_NO_WAL skips;
+	 * already decided for a request the ring engine handed over. */
+	enum bp_fault_action a;
+	if (r->decided) {
+		a = (enum bp_fault_action)r->fa;
+		err = r->ferr;
+		delay = r->delay_us;
+	} else {
+		a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
+				   bp_tag_page(r->pageno), &err, &delay);
+	}
 	if (r->op == BP_IO_WRITE && a != BP_FA_NO_WAL) {
 		int werr = wal_rule(p, r->frame);
 		if (werr)
@@ -219,10 +257,10 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 	}
 	if (a == BP_FA_SHORT) {
 		/* Transfer half the page, then report the short transfer. */
-		transfer(p, r->op, buf, r->pageno, p->page_size / 2);
+		transfer(p, r->op, buf, r->pageno, 0, p->page_size / 2);
 		return EIO;
 	}
-	err = transfer(p, r->op, buf, r->pageno, p->page_size);
+	err = transfer(p, r->op, buf, r->pageno, 0, p->page_size);
 	if (!err && th->bounce && r->op == BP_IO_READ)
 		err = verify(p, buf, bp_tag_page(r->pageno));
 	return err;
@@ -260,6 +298,65 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 	fwait_bit_clear(p->wt, &f->state, BP_WRITEBACK);
 }
 
+/* A run of reads of adjacent pages on an I/O thread: one preadv when no
+ * fault applies to any of its pages (each page's fault is decided once,
+ * here), else each page alone as do_io does it. */
+static void run_io(struct bp_io_thread *th, struct bp_io_req *head)
+{
+	struct bp_pool *p = th->p;
+	bool plain = true;
+	for (struct bp_io_req *m = head; m; m = m->run_next) {
+		int err;
+		uint64_t delay;
+		enum bp_fault_action a = bp_fault_check(p, BP_FAULT_READ, bp_tag_page(m->pageno),
+							&err, &delay);
+		m->decided = true;
+		m->fa = (uint8_t)a;
+		m->ferr = err;
+		m->delay_us = (uint32_t)(delay > UINT32_MAX ? UINT32_MAX : delay);
+		if (a != BP_FA_NONE || delay)
+			plain = false;
+	}
+	if (!plain) {
+		/* The next link is read before the completion gives the
+		 * frame (and its request) back. */
+		for (struct bp_io_req *m = head, *next; m; m = next) {
+			next = m->run_next;
+			complete(p, m, do_io(th, m));
+		}
+		return;
+	}
+	if (p->io_latency_us)
+		sleep_us(p->io_latency_us); /* one I/O, one latency */
+	struct iovec iov[BP_RUN_MAX];
+	unsigned k = 0;
+	for (struct bp_io_req *m = head; m; m = m->run_next)
+		iov[k++] = (struct iovec){ m->frame->data, p->page_size };
+	int fd = bp_file_of(p, head->pageno)->fd;
+	off_t off = (off_t)(bp_tag_page(head->pageno) << p->page_shift);
+	ssize_t got;
+	while ((got = preadv(fd, iov, (int)k, off)) < 0 && errno == EINTR)
+		;
+	int rerr = got < 0 ? errno : 0;
+	long ps = (long)p->page_size, i = 0;
+	for (struct bp_io_req *m = head, *next; m; m = next, i++) {
+		next = m->run_next;
+		int err = rerr;
+		if (!err) {
+			/* This page's share; a short one is finished alone (a
+			 * page wholly past the end: a hole, zeros). */
+			long left = (long)got - i * ps;
+			size_t share = left <= 0 ? 0 : left > ps ? (size_t)ps : (size_t)left;
+			if (share < p->page_size)
+				err = transfer(p, BP_IO_READ, m->frame->data, m->pageno, share,
+					       p->page_size);
+		}
+		if (!err && th->bounce)
+			err = verify(p, m->frame->data, bp_tag_page(m->pageno));
+		complete(p, m, err);
+	}
+}
+
 static void *io_thread(void *arg)
 {
 	struct bp_io_thread *th = arg;
@@ -276,23 +373,21 @@ static void *io_thread(void *arg)
 		if (!e->head)
 			e->tail = NULL;
 		pthread_mutex_unlock(&e->lock);
-		complete(p, r, do_io(th, r));
+		if (r->run_len > 1)
+			run_io(th, r);
+		else
+			complete(p, r, do_io(th, r));
 		pthread_mutex_lock(&e->lock);
 	}
 	pthread_mutex_unlock(&e->lock);
 	return NULL;
 }
 
-void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
+/* Queue r for the I/O threads. */
+static void submit_threads(struct bp_pool *p, struct bp_io_req *r)
 {
 	struct bp_io_engine *e = &p->io;
-	struct bp_io_req *r = &f->io;
 	r->next = NULL;
-	r->op = op;
-	r->pageno = pageno;
-	r->frame = f;
-	if (op == BP_IO_WRITE)
-		bp_count(p, BP_C_WRITES);
 	pthread_mutex_lock(&e->lock);
 	if (e->tail)
 		e->tail->next = r;
@@ -301,6 +396,184 @@ void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint6
 	e->tail = r;
 	pthread_cond_signal(&e->cond);
 	pthread_mutex_unlock(&e->lock);
+}
+
+static unsigned char *bounce_get(struct bp_io_engine *e)
+{
+	unsigned char *b = NULL;
+	pthread_mutex_lock(&e->lock);
+	if (e->nbounce_free)
+		b = e->bounce_free[--e->nbounce_free];
+	pthread_mutex_unlock(&e->lock);
+	return b;
+}
+
+static void bounce_put(struct bp_io_engine *e, unsigned char *b)
+{
+	pthread_mutex_lock(&e->lock);
+	e->bounce_free[e->nbounce_free++] = b;
+	pthread_mutex_unlock(&e->lock);
+}
+
+static bool is_bounce(const struct bp_io_engine *e, const struct bp_pool *p,
+		      const unsigned char *b)
+{
+	return e->bounce_mem && b >= e->bounce_mem &&
+	       b < e->bounce_mem + (size_t)e->depth * p->page_size;
+}
+
+/* The ring's completion of r (its reaper thread, holding no lock): res is
+ * the bytes moved or a negative errno. */
+static void ring_done(void *arg, struct bp_io_req *r, int res)
+{
+	struct bp_pool *p = arg;
+	struct bp_io_engine *e = &p->io;
+	int err = 0;
+	if (res == -EAGAIN || res == -EINTR || res == -ECANCELED)
+		/* Transient (or cancelled: should not happen, the reaper
+		 * owns every request): do it here, synchronously. */
+		err = transfer(p, r->op, r->buf, r->pageno, 0, p->page_size);
+	else if (res < 0)
+		err = -res;
+	else if ((size_t)res < p->page_size)
+		/* Short: go on as pread/pwrite would (a read wholly past
+		 * the end is a hole, zeros; part of a page is EIO). */
+		err = transfer(p, r->op, r->buf, r->pageno, (size_t)res, p->page_size);
+	if (!err && r->op == BP_IO_READ && (p->flags & BP_OPEN_CHECKSUMS))
+		err = verify(p, r->buf, bp_tag_page(r->pageno));
+	if (r->op == BP_IO_WRITE && is_bounce(e, p, r->buf))
+		bounce_put(e, r->buf);
+	complete(p, r, err);
+}
+
+/* Does writing f need flush_log first (the write-ahead rule)?  Relaxed
+ * loads as wal_rule's. */
+static bool wal_pending(struct bp_pool *p, struct bp_frame *f)
+{
+	return p->flush_log &&
+	       atomic_load_explicit(&f->lsn, memory_order_relaxed) >
+	       atomic_load_explicit(&p->durable_lsn, memory_order_relaxed);
+}
+
+/* Decide r's fault and route: true if it goes on the ring (r->buf and
+ * r->delay_us set), false if it is for the helper threads. */
+static bool ring_route(struct bp_pool *p, struct bp_io_req *r)
+{
+	int err = 0;
+	uint64_t delay = 0;
+	enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
+						bp_tag_page(r->pageno), &err, &delay);
+	if (delay > UINT32_MAX - (uint64_t)p->io_latency_us)
+		delay = UINT32_MAX - (uint64_t)p->io_latency_us;
+	r->decided = true;
+	r->fa = (uint8_t)a;
+	r->ferr = err;
+	r->delay_us = (uint32_t)delay; /* the helpers add the latency themselves */
+	r->buf = r->frame->data;
+	bool helper = a == BP_FA_FAIL || a == BP_FA_SHORT ||
+		      (r->op == BP_IO_WRITE && a != BP_FA_NO_WAL && wal_pending(p, r->frame));
+	if (!helper && r->op == BP_IO_WRITE && (p->flags & BP_OPEN_CHECKSUMS)) {
+		unsigned char *b = bounce_get(&p->io);
+		if (!b) {
+			helper = true;
+		} else {
+			/* As do_io: the page is stable under WRITEBACK. */
+			memcpy(b, r->frame->data, p->page_size);
+			put_le32(trailer(p, b), page_checksum(p, b, bp_tag_page(r->pageno)));
+			r->buf = b;
+		}
+	}
+	if (helper)
+		return false;
+	r->delay_us += p->io_latency_us;
+	return true;
+}
+
+static void init_req(struct bp_io_req *r, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
+{
+	r->next = NULL;
+	r->op = op;
+	r->pageno = pageno;
+	r->frame = f;
+	r->buf = NULL;
+	r->delay_us = 0;
+	r->decided = false;
+	r->fa = 0;
+	r->ferr = 0;
+	r->run_next = NULL;
+	r->run_len = 1;
+}
+
+void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
+{
+	struct bp_io_req *r = &f->io;
+	init_req(r, f, op, pageno);
+	bp_count(p, op == BP_IO_WRITE ? BP_C_WRITES : BP_C_READ_IOS);
+	if (p->io.ring && ring_route(p, r))
+		bp_uring_submit(p->io.ring, &r, 1);
+	else
+		submit_threads(p, r);
+}
+
+/* The reads of bp_io_submit_reads gathered into runs: run heads for the
+ * ring, submitted 64 at a time. */
+struct run_batch {
+	struct bp_io_req *head, *tail; /* the run being built */
+	uint64_t next;                 /* the tag that would extend it */
+	bool ring;                     /* its head goes on the ring */
+	struct bp_io_req *ring_heads[64];
+	unsigned nring;
+};
+
+static void end_run(struct bp_pool *p, struct run_batch *b)
+{
+	if (!b->head)
+		return;
+	bp_count(p, BP_C_READ_IOS);
+	if (!b->ring) {
+		submit_threads(p, b->head);
+	} else {
+		b->ring_heads[b->nring++] = b->head;
+		if (b->nring == 64) {
+			bp_uring_submit(p->io.ring, b->ring_heads, b->nring);
+			b->nring = 0;
+		}
+	}
+	b->head = b->tail = NULL;
+}
+
+void bp_io_submit_reads(struct bp_pool *p, struct bp_frame *const *fs, const uint64_t *tags,
+			unsigned n)
+{
+	struct run_batch b = { .head = NULL, .tail = NULL, .next = 0, .ring = false, .nring = 0 };
+	for (unsigned i = 0; i < n; i++) {
+		struct bp_io_req *r = &fs[i]->io;
+		init_req(r, fs[i], BP_IO_READ, tags[i]);
+		bool ring = p->io.ring && ring_route(p, r);
+		if (p->io.ring && !ring) {
+			/* A fault to apply or the like: alone, on a helper. */
+			bp_count(p, BP_C_READ_IOS);
+			submit_threads(p, r);
+			continue;
+		}
+		/* Adjacent in the file (the tag holds the file), same delay,
+		 * room in the run: one I/O with the run so far. */
+		if (b.head && tags[i] == b.next && b.head->run_len < BP_RUN_MAX &&
+		    r->delay_us == b.head->delay_us) {
+			b.tail->run_next = r;
+			b.tail = r;
+			b.head->run_len++;
+			b.next++;
+			continue;
+		}
+		end_run(p, &b);
+		b.head = b.tail = r;
+		b.next = tags[i] + 1;
+		b.ring = ring;
+	}
+	end_run(p, &b);
+	if (b.nring)
+		bp_uring_submit(p->io.ring, b.ring_heads, b.nring);
 }
 
 int bp_io_file_init(struct bp_file *file)
@@ -359,18 +632,54 @@ int bp_io_fsync(struct bp_pool *p)
 	return first;
 }
 
-int bp_io_start(struct bp_pool *p)
+int bp_io_start(struct bp_pool *p, unsigned engine, unsigned depth, int *why)
 {
 	struct bp_io_engine *e = &p->io;
 	e->head = e->tail = NULL;
 	e->stop = false;
 	e->nthreads = 0;
+	e->ring = NULL;
+	e->depth = 0;
+	e->bounce_mem = NULL;
+	e->bounce_free = NULL;
+	e->nbounce_free = 0;
+	*why = 0;
 	if (pthread_mutex_init(&e->lock, NULL))
 		return -ENOMEM;
 	if (pthread_cond_init(&e->cond, NULL)) {
 		pthread_mutex_destroy(&e->lock);
 		return -ENOMEM;
 	}
+	if (engine == BP_IO_ENGINE_THREADS)
+		return 0;
+	if (p->flags & BP_OPEN_CHECKSUMS) {
+		e->bounce_mem = aligned_alloc(p->page_size, (size_t)depth * p->page_size);
+		e->bounce_free = malloc(sizeof(*e->bounce_free) * depth);
+		if (!e->bounce_mem || !e->bounce_free) {
+			bp_io_stop(p);
+			return -ENOMEM;
+		}
+		for (unsigned i = 0; i < depth; i++)
+			e->bounce_free[i] = e->bounce_mem + (size_t)i * p->page_size;
+		e->nbounce_free = depth;
+	}
+	int r = bp_uring_create(p, depth, ring_done, p, &e->ring);
+	if (r < 0) {
+		e->ring = NULL;
+		*why = -r;
+		if (engine == BP_IO_ENGINE_URING) {
+			bp_io_stop(p);
+			return -EOPNOTSUPP;
+		}
+		/* AUTO: the thread pool, quietly. */
+		free(e->bounce_mem);
+		free(e->bounce_free);
+		e->bounce_mem = NULL;
+		e->bounce_free = NULL;
+		e->nbounce_free = 0;
+		return 0;
+	}
+	e->depth = depth;
 	return 0;
 }
 
@@ -400,6 +709,10 @@ int bp_io_spawn(struct bp_pool *p, unsigned n)
 void bp_io_stop(struct bp_pool *p)
 {
 	struct bp_io_engine *e = &p->io;
+	/* The ring first: its last completions may not need the threads,
+	 * but its reaper must be gone before anything it uses is. */
+	bp_uring_destroy(e->ring);
+	e->ring = NULL;
 	pthread_mutex_lock(&e->lock);
 	e->stop = true;
 	pthread_cond_broadcast(&e->cond);
@@ -409,6 +722,10 @@ void bp_io_stop(struct bp_pool *p)
 		free(e->threads[i].bounce);
 	}
 	e->nthreads = 0;
+	free(e->bounce_mem);
+	free(e->bounce_free);
+	e->bounce_mem = NULL;
+	e->bounce_free = NULL;
 	pthread_cond_destroy(&e->cond);
 	pthread_mutex_destroy(&e->lock);
 }

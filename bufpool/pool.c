@@ -12,8 +12,10 @@
  * (aligned to the page size, for O_DIRECT) and the frame metadata
  * (cache-line aligned) through pagemem.c (a dedicated jemalloc arena, or
  * the system allocator in a build without jemalloc).  It then builds the
- * page table partitions, the fault injector, the I/O threads and the
- * background writer.  Every step is undone in reverse
+ * page table partitions, the fault injector, the I/O engine (io.c: the
+ * io_uring ring or the thread pool, bp_config.io_engine; the environment's
+ * BP_IO_ENGINE stands for AUTO), the I/O threads and the background
+ * writer.  Every step is undone in reverse
  * by pool_destroy, which bp_close calls after writing everything back.
  * The pool holds no global state; all fields are set before any thread is
  * started (pthread_create orders them) and are read-only afterwards except
@@ -59,6 +61,14 @@ static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32
 	}
 	if (*nframes < 2 || *nframes >= (UINT32_C(1) << 30)) {
 		CFG_ERR(cfg, "bp_open: nframes %u out of range [2, 2^30)", *nframes);
+		return -EINVAL;
+	}
+	if (cfg->io_engine > BP_IO_ENGINE_URING) {
+		CFG_ERR(cfg, "bp_open: io_engine %u unknown", cfg->io_engine);
+		return -EINVAL;
+	}
+	if (cfg->io_depth > BP_IO_DEPTH_MAX) {
+		CFG_ERR(cfg, "bp_open: io_depth %u > %u", cfg->io_depth, BP_IO_DEPTH_MAX);
 		return -EINVAL;
 	}
 	if (cfg->io_threads > BP_MAX_IO_THREADS) {
@@ -148,6 +158,21 @@ static int build_page_table(struct bp_pool *p, unsigned partitions)
 		}
 	}
 	return 0;
+}
+
+/* The engine asked for: cfg's, or for AUTO the environment's BP_IO_ENGINE
+ * (threads, uring, auto: how tests and CI run one build on each engine).
+ * Read once per bp_open; the pool keeps no global state. */
+static unsigned engine_wanted(const struct bp_config *cfg)
+{
+	if (cfg->io_engine != BP_IO_ENGINE_AUTO)
+		return cfg->io_engine;
+	const char *env = getenv("BP_IO_ENGINE");
+	if (env && !strcmp(env, "threads"))
+		return BP_IO_ENGINE_THREADS;
+	if (env && !strcmp(env, "uring"))
+		return BP_IO_ENGINE_URING;
+	return BP_IO_ENGINE_AUTO;
 }
 
 /* Stages reached by bp_open, undone in reverse by pool_destroy. */
@@ -240,8 +265,14 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	if ((r = bp_fault_init(p)) < 0)
 		goto fail;
 	stage = ST_FAULT;
-	if ((r = bp_io_start(p)) < 0)
+	int why;
+	if ((r = bp_io_start(p, engine_wanted(cfg), cfg->io_depth ? cfg->io_depth
+			      : BP_IO_DEPTH_DEFAULT, &why)) < 0) {
+		if (r == -EOPNOTSUPP)
+			CFG_ERR(cfg, "bp_open: io_uring engine unavailable: %s",
+				why == EOPNOTSUPP ? "built without liburing" : strerror(why));
 		goto fail;
+	}
 	stage = ST_IO;
 	if ((r = bp_io_spawn(p, cfg->io_threads ? cfg->io_threads : BP_IO_THREADS_DEFAULT)) < 0)
 		goto fail;

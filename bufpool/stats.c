@@ -41,6 +41,8 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->nframes = pool->nframes;
 	out->partitions = pool->npart;
 	out->io_threads = pool->io.nthreads;
+	out->io_engine = pool->io.ring ? BP_IO_ENGINE_URING : BP_IO_ENGINE_THREADS;
+	out->io_depth = pool->io.depth;
 	out->policy = fwait_table_policy(pool->wt);
 	out->jemalloc_arena = pool->arena;
 	out->pool_bytes = pool->pages_bytes + pool->frames_bytes;
@@ -63,6 +65,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->reads = c[BP_C_READS];
 	out->writes = c[BP_C_WRITES];
 	out->readaheads = c[BP_C_READAHEADS];
+	out->read_ios = c[BP_C_READ_IOS];
 	out->creates = c[BP_C_CREATES];
 	out->evictions = c[BP_C_EVICTIONS];
 	out->dirty_evictions = c[BP_C_DIRTY_EVICTIONS];

@@ -67,6 +67,8 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "nframes", s->nframes);
 	emitter_kv_u64(e, "partitions", s->partitions);
 	emitter_kv_u64(e, "io_threads", s->io_threads);
+	emitter_kv_str(e, "io_engine", s->io_engine == BP_IO_ENGINE_URING ? "io_uring" : "threads");
+	emitter_kv_u64(e, "io_depth", s->io_depth);
 	emitter_kv_str(e, "policy", fwait_policy_name(s->policy));
 	emitter_kv_u64(e, "jemalloc_arena", s->jemalloc_arena);
 	emitter_kv_u64(e, "pool_bytes", s->pool_bytes);
@@ -78,6 +80,7 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "reads", s->reads);
 	emitter_kv_u64(e, "writes", s->writes);
 	emitter_kv_u64(e, "readaheads", s->readaheads);
+	emitter_kv_u64(e, "read_ios", s->read_ios);
 	emitter_kv_u64(e, "creates", s->creates);
 	emitter_kv_u64(e, "evictions", s->evictions);
 	emitter_kv_u64(e, "dirty_evictions", s->dirty_evictions);

@@ -10,6 +10,7 @@ builddir=${1:-build}; shift || true
 
 # Build and test dependencies, Debian package names only.
 pkgs=(gcc g++ meson ninja-build pkg-config check libjemalloc-dev   # build (g++: C++ tests, consumer)
+      liburing-dev                                                 # build: bufpool's io_uring engine
       spin valgrind gnuplot-nox clang libclang-rt-14-dev)          # tests and tools
 missing=()
 for p in "${pkgs[@]}"; do

@@ -367,6 +367,94 @@ START_TEST(sequential_scan_reads_ahead)
 	ck_assert_uint_eq(s.misses + s.readaheads, s.reads);
 	ck_assert_uint_lt(s.misses, 64);
 	ck_assert_uint_eq(s.hits + s.misses, 64);
+	/* Each readahead's pages are adjacent: one read I/O (readv) for
+	 * them, beside each miss's own. */
+	ck_assert_uint_lt(s.read_ios, s.reads);
+	ck_assert_uint_le(s.read_ios, 2 * s.misses);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* Readahead runs over pages past the end of the file (created, never
+ * written: holes) and with page checksums: the readv comes back short,
+ * and every page still reads right, the holes as zeros. */
+START_TEST(readahead_runs_short_and_checksummed)
+{
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.flags &= ~BP_OPEN_NO_READAHEAD;
+	c.flags |= BP_OPEN_CHECKSUMS;
+	c.readahead_pages = 8;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	uint32_t ds = bp_data_size(p);
+	/* Pages 0-19 written; then page 39 created and kept in memory, so
+	 * pages 20-38 are below the page count but past the end of the
+	 * file: a readv over them comes back short (or empty). */
+	for (uint64_t i = 0; i < 20; i++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, i, BP_GET_CREATE, &f), 0);
+		bp_latch(p, f, BP_LATCH_EXCLUSIVE);
+		bt_fill(bp_data(f), ds, i, 5);
+		bp_mark_dirty(p, f);
+		bp_unlatch(p, f, BP_LATCH_EXCLUSIVE);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	ck_assert_int_eq(bp_flush(p), 0);
+	ck_assert_int_eq(bp_evict_all(p), 20);
+	struct bp_frame *last;
+	ck_assert_int_eq(bp_get(p, 39, BP_GET_CREATE, &last), 0);
+	ck_assert_int_eq(bp_stats_reset(p), 0);
+	static const unsigned char zero[4096];
+	for (uint64_t i = 0; i < 39; i++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, i, 0, &f), 0);
+		if (i < 20)
+			ck_assert(bt_check(bp_data(f), ds, i, 5));
+		else
+			ck_assert_int_eq(memcmp(bp_data(f), zero, ds), 0);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_gt(s.readaheads, 0);
+	ck_assert_uint_lt(s.read_ios, s.reads);
+	ck_assert_uint_eq(s.read_errors, 0);
+	ck_assert_uint_eq(s.checksum_errors, 0);
+	ck_assert_int_eq(bp_release(p, last), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* Three sequential scans interleaved page by page (one thread, so the
+ * order is fixed): each is followed as a stream of its own and gets its
+ * readahead; one detector for the file would see no sequential miss at
+ * all. */
+START_TEST(interleaved_scans_each_read_ahead)
+{
+	enum { NSCAN = 3, LEN = 100, GAP = 300 };
+	bt_make_file(&dir, NSCAN * GAP, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.flags &= ~BP_OPEN_NO_READAHEAD;
+	c.readahead_pages = 4;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t i = 0; i < LEN; i++) {
+		for (uint64_t k = 0; k < NSCAN; k++) {
+			uint64_t pg = k * GAP + i;
+			struct bp_frame *f;
+			ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
+			ck_assert(bt_check(bp_data(f), bp_page_size(p), pg, 1));
+			ck_assert_int_eq(bp_release(p, f), 0);
+		}
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	/* Per scan: a miss or two to start, then one per 5 pages (it
+	 * reads 4 ahead); one detector for the file: 300 misses. */
+	ck_assert_uint_le(s.misses, NSCAN * (3 + LEN / 5));
+	ck_assert_uint_ge(s.readaheads, NSCAN * (LEN - 3 - LEN / 5));
+	ck_assert_uint_eq(s.misses + s.readaheads, s.reads);
+	ck_assert_uint_eq(s.hits + s.misses, NSCAN * LEN);
 	ck_assert_int_eq(bp_close(p), 0);
 }
 END_TEST
@@ -383,6 +471,8 @@ static Suite *suite(void)
 	tcase_add_test(tc, all_frames_pinned_is_ebusy);
 	tcase_add_test(tc, timed_get_deadline_bounds_io_waits);
 	tcase_add_test(tc, sequential_scan_reads_ahead);
+	tcase_add_test(tc, interleaved_scans_each_read_ahead);
+	tcase_add_test(tc, readahead_runs_short_and_checksummed);
 	suite_add_tcase(s, tc);
 	return s;
 }

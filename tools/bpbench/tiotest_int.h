@@ -77,6 +77,8 @@ struct tio_options {
 	uint32_t latency_us;
 	unsigned io_threads;       /* 0 = pool default */
 	int readahead;             /* -1 = pool default, 0 = off */
+	unsigned io_engine;        /* bp_config.io_engine (0 = auto) */
+	bool direct;               /* BP_OPEN_DIRECT */
 	uint64_t seed;
 	uint32_t fault_read_ppm;   /* injected read failures per million reads */
 	const char *file;          /* NULL = temporary file */

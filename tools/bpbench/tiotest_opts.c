@@ -64,6 +64,8 @@ static void usage(FILE *o)
 		"      --latency-us N    simulated device latency per I/O (default %u; 0 = none)\n"
 		"      --io-threads N    pool I/O threads (default: the pool's, %u)\n"
 		"      --readahead N     read-ahead pages (default: the pool's, %u; 0 = off)\n"
+		"      --io-engine E     the pool's I/O engine: auto, threads or uring (default auto)\n"
+		"      --direct          open the data file with O_DIRECT (BP_OPEN_DIRECT)\n"
 		"      --policies LIST   comma-separated: broadcast,wake-all,wake-one,futex (default all)\n"
 		"      --seed N          seed of the random phases (default %u)\n"
 		"      --fault-read-ppm N\n"
@@ -120,7 +122,7 @@ static int thread_count_item(const char *tok, void *arg)
 enum {
 	OPT_MB = 256, OPT_RANDOM_OPS, OPT_PAGE_SIZE, OPT_FRAMES, OPT_BUCKETS, OPT_LATENCY,
 	OPT_IO_THREADS, OPT_READAHEAD, OPT_POLICIES, OPT_SEED, OPT_FILE, OPT_KEEP, OPT_JSON,
-	OPT_PLOT, OPT_PLOT_THREADS, OPT_PLOT_SCRIPT, OPT_FAULT_READ,
+	OPT_PLOT, OPT_PLOT_THREADS, OPT_PLOT_SCRIPT, OPT_FAULT_READ, OPT_IO_ENGINE, OPT_DIRECT,
 };
 
 /* The options that take a number: 0 or -EINVAL (message printed). */
@@ -191,6 +193,8 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 		{ "latency-us", required_argument, NULL, OPT_LATENCY },
 		{ "io-threads", required_argument, NULL, OPT_IO_THREADS },
 		{ "readahead", required_argument, NULL, OPT_READAHEAD },
+		{ "io-engine", required_argument, NULL, OPT_IO_ENGINE },
+		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ "policies", required_argument, NULL, OPT_POLICIES },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "fault-read-ppm", required_argument, NULL, OPT_FAULT_READ },
@@ -236,6 +240,22 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 			break;
 		case OPT_KEEP:
 			o->keep_file = true;
+			break;
+		case OPT_DIRECT:
+			o->direct = true;
+			break;
+		case OPT_IO_ENGINE:
+			if (!strcmp(optarg, "auto"))
+				o->io_engine = BP_IO_ENGINE_AUTO;
+			else if (!strcmp(optarg, "threads"))
+				o->io_engine = BP_IO_ENGINE_THREADS;
+			else if (!strcmp(optarg, "uring"))
+				o->io_engine = BP_IO_ENGINE_URING;
+			else {
+				fprintf(stderr, TIO_PROG ": --io-engine: '%s' is not auto, threads "
+					"or uring\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case OPT_JSON:
 			o->json = true;

@@ -367,10 +367,11 @@ static int run_policy(const struct tio_options *opt, const char *path,
 
 	struct bp_config cfg = {
 		.path = path,
-		.flags = 0,
+		.flags = opt->direct ? BP_OPEN_DIRECT : 0,
 		.page_size = opt->page_size,
 		.nframes = tio_frames_for(opt, threads),
 		.io_threads = opt->io_threads,
+		.io_engine = opt->io_engine,
 		.io_latency_us = opt->latency_us,
 		.fwait = { .nbuckets = opt->buckets, .policy = policy },
 		.log = tool_bp_log,

@@ -69,6 +69,8 @@ extern "C" {
 #define BP_NFRAMES_DEFAULT 1024u
 #define BP_IO_THREADS_DEFAULT 2u
 #define BP_READAHEAD_DEFAULT 8u       /* pages read ahead on sequential misses */
+#define BP_IO_DEPTH_DEFAULT 128u      /* io_uring engine: I/Os in flight at most */
+#define BP_IO_DEPTH_MAX 4096u
 #define BP_WRITER_INTERVAL_MS_DEFAULT 50u
 #define BP_NO_PAGE UINT64_MAX         /* pageno of an unmapped frame */
 #define BP_NO_ARENA (~0u)             /* bp_stats.jemalloc_arena without jemalloc */
@@ -161,6 +163,23 @@ struct bp_config {
 	 * with bp_log_durable, so that the pool does not ask again. */
 	int (*flush_log)(void *flush_log_arg, uint64_t lsn, uint64_t *durable);
 	void *flush_log_arg;
+	/* The I/O engine (enum bp_io_engine_kind; 0 = BP_IO_ENGINE_AUTO) and, for
+	 * io_uring, its queue depth (I/Os in flight at most, whatever the
+	 * thread count; 0 = BP_IO_DEPTH_DEFAULT, max BP_IO_DEPTH_MAX). */
+	unsigned io_engine;
+	unsigned io_depth;
+};
+
+/* bp_config.io_engine.  AUTO: io_uring where the build has it and the
+ * kernel lets the pool set up a ring, else the thread pool; the
+ * environment variable BP_IO_ENGINE (threads, uring or auto), read by
+ * bp_open for AUTO only, overrides it (tests and CI pick an engine so).
+ * URING where no ring can be had fails bp_open with -EOPNOTSUPP (logged
+ * with the reason).  bp_stats.io_engine says which one runs. */
+enum bp_io_engine_kind {
+	BP_IO_ENGINE_AUTO = 0,
+	BP_IO_ENGINE_THREADS = 1,
+	BP_IO_ENGINE_URING = 2
 };
 
 /* Levels of bp_config.log, most severe first (new levels may be added, so
@@ -497,6 +516,8 @@ struct bp_stats {
 	uint32_t nframes;
 	uint32_t partitions;
 	uint32_t io_threads;
+	uint32_t io_engine;       /* enum bp_io_engine_kind: THREADS or URING */
+	uint32_t io_depth;        /* io_uring queue depth; 0 for threads */
 	enum fwait_policy policy;
 	unsigned jemalloc_arena;  /* arena index holding the pool memory;
 				   * BP_NO_ARENA in a build without jemalloc */
@@ -508,6 +529,8 @@ struct bp_stats {
 	uint64_t reads;           /* page reads submitted (incl. readahead, retries) */
 	uint64_t writes;          /* page writes submitted */
 	uint64_t readaheads;      /* reads submitted by readahead */
+	uint64_t read_ios;        /* read I/Os issued: fewer than reads when
+				   * adjacent pages went as one (readv) */
 	uint64_t creates;         /* pages created zero-filled */
 	uint64_t evictions;       /* frames taken from a page for reuse/eviction */
 	uint64_t dirty_evictions; /* write-backs started by eviction */
