@@ -17,7 +17,14 @@
  *
  *   writer     bp_get(p) of a page below bp_page_count(), latch exclusive,
  *              check, write version v+1, mark dirty, unlatch, release;
- *   reader     the same with a shared latch, check only;
+ *   reader     the same with a shared latch, check only; or, half the
+ *              time, an optimistic read (bp_file_read_begin: no pin, no
+ *              latch), its copy of the page checked only if the read
+ *              ends valid: it must be one whole version of page p
+ *              (pattern(p, v) for the v in its word 1, never torn nor
+ *              another page's) and no later than the one acknowledged
+ *              (expected[p], read after the end: the writer stores it
+ *              before the unlatch whose release the end acquired);
  *   creator    bp_new_page: the page returned must hold what was last
  *              acknowledged on it (nothing: zeros) - checked under the
  *              exclusive latch - then write version v+1 as a writer;
@@ -129,6 +136,7 @@ struct worker {
 	_Atomic bool done;
 	/* own tallies, read after the join */
 	uint64_t ops, writes, reads, creates, creates_at, evictions, flushes, busy;
+	uint64_t optimistic; /* optimistic reads that ended valid (in reads too) */
 };
 
 static struct worker *workers;
@@ -316,12 +324,46 @@ static struct bp_frame *get_existing(struct worker *w, uint64_t p)
 	return f;
 }
 
+/* An optimistic read of page p: true if it ended valid (and was checked),
+ * false if it could not begin or ended invalid (nothing to check). */
+static bool read_optimistic(struct worker *w, uint64_t p)
+{
+	struct round *r = w->r;
+	uint32_t size = r->cfg.page_size;
+	struct bp_read rd;
+	int rc = bp_file_read_begin(r->file, p, &rd);
+	if (rc == -ENOENT || rc == -EBUSY)
+		return false; /* not resident or not readable now; a writer in it */
+	if (rc != 0)
+		st_fail("thread %d: bp_file_read_begin(%" PRIu64 ") = %d", w->id, p, rc);
+	memcpy(w->scratch, bp_data(rd.frame), size);
+	if (bp_read_end(&rd) != 0)
+		return false;
+	uint64_t v;
+	memcpy(&v, w->scratch + 8, sizeof(v)); /* word 1: the version (0: zeros) */
+	uint32_t first = 0;
+	uint64_t acked = atomic_load_explicit(&r->expected[p], memory_order_relaxed);
+	if (differing(w->scratch, size, p, v, &first) != 0 || v > acked) {
+		char what[160];
+		describe(what, sizeof(what), w->scratch, size);
+		st_fail("thread %d (optimistic reader): page %" PRIu64 " read valid but holds %s "
+			"(version %" PRIu64 " acknowledged): a torn, foreign or unacknowledged page",
+			w->id, p, what, acked);
+	}
+	return true;
+}
+
 static void do_access(struct worker *w, bool exclusive)
 {
 	uint64_t count = page_count(w);
 	if (count == 0)
 		return;
 	uint64_t p = pick_page(w, count);
+	if (!exclusive && st_below(&w->rng, 2) == 0 && read_optimistic(w, p)) {
+		w->reads++;
+		w->optimistic++;
+		return;
+	}
 	struct bp_frame *f = get_existing(w, p);
 	if (f == NULL)
 		return;
@@ -539,6 +581,7 @@ static uint64_t verify_file(struct round *r, uint64_t count_at_close)
 
 struct round_result {
 	uint64_t ops, writes, reads, creates, creates_at, evictions, flushes, busy, pages;
+	uint64_t optimistic;
 	struct bp_stats st;
 };
 
@@ -606,6 +649,7 @@ static void run_round(struct round *r, uint64_t seed, unsigned round_no, double 
 		res->ops += w->ops;
 		res->writes += w->writes;
 		res->reads += w->reads;
+		res->optimistic += w->optimistic;
 		res->creates += w->creates;
 		res->creates_at += w->creates_at;
 		res->evictions += w->evictions;
@@ -716,13 +760,14 @@ int main(int argc, char **argv)
 		uint64_t t0 = util_now_ns();
 		run_round(r, o.seed, rn, secs, o.stall_seconds, &res);
 		printf("round %u: %2u frames x %4u B, latency %3u us, writer %2u ms, %-14s: "
-		       "%" PRIu64 " ops, %" PRIu64 " writes, %" PRIu64 " reads, %" PRIu64 " new pages, %"
+		       "%" PRIu64 " ops, %" PRIu64 " writes, %" PRIu64 " reads (%" PRIu64
+		       " optimistic), %" PRIu64 " new pages, %"
 		       PRIu64 " created at count, %" PRIu64 " evicted, %" PRIu64 " flushes, %" PRIu64
 		       " busy; pool: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " evictions; %"
 		       PRIu64 " pages verified, %.1f s: ok\n",
 		       rn, r->cfg.nframes, r->cfg.page_size, r->cfg.io_latency_us,
 		       r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), res.ops, res.writes,
-		       res.reads, res.creates, res.creates_at, res.evictions, res.flushes, res.busy,
+		       res.reads, res.optimistic, res.creates, res.creates_at, res.evictions, res.flushes, res.busy,
 		       res.st.reads, res.st.writes, res.st.evictions, res.pages,
 		       (double)(util_now_ns() - t0) / 1e9);
 		free(r);
