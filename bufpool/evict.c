@@ -141,7 +141,18 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f)
 {
 	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
-	atomic_fetch_and_explicit(&f->state, FWAIT_WAITERS_MASK | BP_F_LOCKED, memory_order_relaxed);
+	/* Clear the flags but LOCKED, and drop our own pin only: a lock-free
+	 * hit that found this frame under its old tag may hold a speculative
+	 * pin on it right now (pagetable.c, lookup_pin_fast), and will drop it
+	 * once it sees LOCKED or the tag; wiping the pin field would make
+	 * that unpin wrap the count (tests/bufpool/test_claim_race.c).  The
+	 * frame is free once both pins are gone: try_take_free wants the
+	 * whole word 0.  Relaxed: the release unlock below publishes. */
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&f->state, &s,
+			(s & (FWAIT_WAITERS_MASK | BP_F_LOCKED | BP_PIN_MASK)) - BP_PIN_ONE,
+			memory_order_relaxed, memory_order_relaxed))
+		;
 	/* Release: a later claimer (acquire CAS from 0) sees our writes. */
 	fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
 }
