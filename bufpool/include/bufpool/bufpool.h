@@ -370,6 +370,10 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
  *     under a busy page keeps failing (fall back to bp_get + bp_latch);
  *   - every successful begin is closed by exactly one bp_read_end, on
  *     every path, valid or not.
+ * And for writers: only a change made under the exclusive latch is seen
+ * by the version, so change a page that another thread may be reading
+ * only under it (bp_new_page's page may be filled without it while no
+ * other thread can know its number).
  * The counts are in bp_stats: optimistic_reads (successful begins) and
  * optimistic_restarts (ends that found the read invalid).
  *
