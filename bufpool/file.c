@@ -2,8 +2,8 @@
  * file.c - the files of a pool: opening and closing them, dropping and
  * truncating their pages.
  *
- * Layer 7 (files): calls only evict.c, writeback.c, io.c, frame.c and
- * log.c.
+ * Layer 7 (files): calls only evict.c, writeback.c, io.c, pagetable.c
+ * (the page map's setup and teardown) and log.c.
  *
  * Design note
  * -----------
@@ -72,8 +72,11 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 	for (unsigned i = 0; i < BP_RA_STREAMS; i++)
 		atomic_init(&file->ra_last[i], BP_NO_PAGE - 1);
 	atomic_init(&file->ra_cursor, 0);
-	int r = bp_io_file_init(file);
+	int r = bp_pt_file_init(file);
+	if (r == 0)
+		r = bp_io_file_init(file);
 	if (r < 0) {
+		bp_pt_file_fini(file);
 		close(file->fd);
 		free(file);
 		return r;
@@ -85,6 +88,7 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 	if (id == BP_MAX_FILES) {
 		pthread_mutex_unlock(&p->files_lock);
 		bp_io_file_destroy(file);
+		bp_pt_file_fini(file);
 		close(file->fd);
 		free(file);
 		return -EMFILE;
@@ -106,6 +110,7 @@ void bp_file_teardown(struct bp_pool *p, struct bp_file *file)
 	atomic_store_explicit(&p->files[file->id], NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&p->files_lock);
 	bp_io_file_destroy(file);
+	bp_pt_file_fini(file);
 	close(file->fd);
 	free(file);
 }

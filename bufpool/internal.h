@@ -32,7 +32,7 @@
  *   7  access.c      bp_get, bp_new_page, bp_release,       evict io pagetable
  *                    bp_mark_dirty, readahead               frame account
  *   7  file.c        files: open, close, discard, truncate  evict writeback io
- *                    (drop their pages), accessors          frame log
+ *                    (drop their pages), accessors          pagetable log
  *   8  pool.c        bp_open/close/discard, accessors       file writeback io
  *                                                           fault pagemem frame
  *                                                           log
@@ -43,7 +43,8 @@
  *
  * Locks and what they guard
  *   bp_partition.lock  the hash chains (heads[] of its buckets, frame.hash_next
- *                      of frames on those chains) and every change of a mapped
+ *                      of frames on those chains), the page map entries of
+ *                      their pages (bp_file.pmap) and every change of a mapped
  *                      frame's tag (frame.pageno); eviction of a mapped frame
  *                      happens under the write lock of its page's partition.
  *                      A hit pins without the lock, speculatively, and keeps
@@ -169,6 +170,10 @@ struct bp_file {
 	 * report, it orders nothing). */
 	_Atomic int fsync_failed;
 	pthread_mutex_t fsync_lock;
+	/* The page map (pagetable.c): a hint from page number to frame, for
+	 * the lock-free lookups; BP_PMAP_DIR chunk pointers, each NULL until
+	 * a page of its range is inserted. */
+	_Atomic(_Atomic uint32_t *) *pmap;
 };
 
 struct bp_frame;
@@ -263,7 +268,8 @@ enum bp_counter {
 	BP_C_LOG_FLUSHES,
 	BP_C_FAULTS,
 	BP_C_BUSY,
-	BP_C_OPT_READS,
+	BP_C_OPT_BEGINS,   /* optimistic begins tried (optread.c says why not "done") */
+	BP_C_OPT_REFUSED,  /* ... of which refused */
 	BP_C_OPT_RESTARTS,
 	BP_C_COUNT
 };
@@ -405,6 +411,15 @@ static inline uint32_t bp_pins(uint32_t s)
 	return (s & BP_PIN_MASK) >> BP_PIN_SHIFT;
 }
 
+/* Frame f's page, from f's place in the frames array: the same address
+ * as f->data (pool.c lays the pages out in frame order), computed without
+ * loading f, so a reader that has not yet loaded f's cache line (optread.c)
+ * can start on the page at the same time. */
+static inline unsigned char *bp_frame_page(const struct bp_pool *p, const struct bp_frame *f)
+{
+	return p->pages + (size_t)(f - p->frames) * p->page_size;
+}
+
 static inline uint64_t bp_hash_bucket(const struct bp_pool *p, uint64_t pageno)
 {
 	return (pageno * UINT64_C(0x9E3779B97F4A7C15)) >> p->bucket_shift;
@@ -450,9 +465,25 @@ void bp_wait_locked(struct bp_pool *p, struct bp_frame *f);
  * but already pinned BP_PIN_MAX times). */
 int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out);
 bool bp_pt_contains(struct bp_pool *p, uint64_t pageno);
-/* The frame that held pageno when the chain was walked, without lock or
- * pin, or NULL: a candidate for an optimistic reader, which checks it. */
-struct bp_frame *bp_pt_find(struct bp_pool *p, uint64_t pageno);
+/* The frame that held tag (a page of file) when it was looked up, without
+ * lock or pin, or NULL: a candidate for an optimistic reader, which checks
+ * it.  Its page is prefetched. */
+struct bp_frame *bp_pt_find(struct bp_file *file, uint64_t tag);
+/* The page map's shape (pagetable.c): chunks of 4096 entries (16 KiB), a
+ * directory of 4096 chunks, so pages 0 .. BP_PMAP_PAGES - 1 have a hint. */
+#define BP_PMAP_CHUNK_SHIFT 12
+#define BP_PMAP_CHUNK (1u << BP_PMAP_CHUNK_SHIFT)
+#define BP_PMAP_DIR 4096u
+#define BP_PMAP_PAGES ((uint64_t)BP_PMAP_DIR << BP_PMAP_CHUNK_SHIFT)
+/* The page map of a file being opened: 0, -ENOMEM; and its teardown, once
+ * no frame holds a page of the file. */
+int bp_pt_file_init(struct bp_file *file);
+void bp_pt_file_fini(struct bp_file *file);
+/* The page map's entry of page (a page number, not a tag): frame index + 1,
+ * or 0 for none; NULL when page is past the map or its chunk is not there
+ * and not to be made (create false) or not to be had (calloc failed: the
+ * page goes without a hint).  Its writes belong to this file; tests look. */
+_Atomic uint32_t *bp_pt_map_entry(struct bp_file *file, uint64_t page, bool create);
 /* Insert claimed frame f as pageno: 0.  If pageno is already mapped, pin
  * that frame instead and return 1 with it in *found (f untouched), or
  * -EAGAIN if it is at the pin limit. */

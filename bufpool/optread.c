@@ -12,8 +12,8 @@
  * every change of a page is either under the exclusive latch (X) or after
  * a raise; this file is the reading side:
  *
- *   begin:  find the frame (bp_pt_find: the lock-free chain walk, no pin),
- *           v = version (acquire), then check, in this order after it:
+ *   begin:  find the frame (bp_pt_find: the page map or the lock-free
+ *           chain walk, no pin; it prefetches the page), v = version (acquire), then check, in this order after it:
  *           the state is UPTODATE without LOCKED, the tag is still ours,
  *           X is clear (acquire).
  *   read:   the caller's plain loads of the page.
@@ -53,6 +53,7 @@
  * reports when the thread exits: the misuse shows up in the tests.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "bufpool/internal.h"
 
@@ -75,7 +76,29 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 #define CLOSE_SECTION() ((void)0)
 #endif
 
-/* Begin on f, which the caller found holding tag: 0, -ENOENT, -EBUSY. */
+/* Counting.  bp_stats' optimistic_reads is the begins that succeeded,
+ * counted as tries less refusals, and the try is counted first, before
+ * the begin loads anything of the frame: a counter's add is an atomic RMW
+ * (account.c), a locked instruction on x86, which waits for every earlier
+ * load and which no later load passes.  Counted as a success, after the
+ * frame's loads, it would hold the caller's loads of the page back until
+ * the frame's cache line had come.  At the start it waits only for loads
+ * the caller has finished with (the parent node it took the page number
+ * from).  Refusals count on the way out, off the fast path.  What the
+ * count costs at all: docs/benchmarks.md (the YCSB floor). */
+static inline void count_try(struct bp_pool *p)
+{
+	bp_count(p, BP_C_OPT_BEGINS);
+}
+
+static int refused(struct bp_pool *p, int err)
+{
+	bp_count(p, BP_C_OPT_REFUSED);
+	return err;
+}
+
+/* Begin on f, which the caller found holding tag: 0, -ENOENT, -EBUSY.
+ * The caller has counted the try (count_try). */
 static int begin_on(struct bp_pool *p, struct bp_frame *f, uint64_t tag, struct bp_read *rd)
 {
 	/* Acquire: the loads below come after it (see the design note). */
@@ -85,13 +108,12 @@ static int begin_on(struct bp_pool *p, struct bp_frame *f, uint64_t tag, struct 
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
 	if ((s & (BP_F_LOCKED | BP_F_UPTODATE)) != BP_F_UPTODATE ||
 	    atomic_load_explicit(&f->pageno, memory_order_relaxed) != tag)
-		return -ENOENT;
+		return refused(p, -ENOENT);
 	if (bp_latch_excl_held(f))
-		return -EBUSY;
+		return refused(p, -EBUSY);
 	if (!(s & BP_F_REFERENCED))
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
-	bp_count(p, BP_C_OPT_READS);
-	*rd = (struct bp_read){ .pool = p, .frame = f, .version = v };
+	*rd = (struct bp_read){ .pool = p, .frame = f, .data = bp_frame_page(p, f), .version = v };
 	OPEN_SECTION();
 	return 0;
 }
@@ -102,9 +124,10 @@ static int begin_tag(struct bp_file *file, uint64_t pageno, struct bp_read *rd)
 		return -EINVAL;
 	if (pageno > file->max_pageno)
 		return -EFBIG;
+	count_try(file->pool);
 	uint64_t tag = bp_tag(file->id, pageno);
-	struct bp_frame *f = bp_pt_find(file->pool, tag);
-	return f ? begin_on(file->pool, f, tag, rd) : -ENOENT;
+	struct bp_frame *f = bp_pt_find(file, tag);
+	return f ? begin_on(file->pool, f, tag, rd) : refused(file->pool, -ENOENT);
 }
 
 int bp_read_begin(struct bp_pool *pool, uint64_t pageno, struct bp_read *rd)
@@ -124,6 +147,7 @@ int bp_read_begin_frame(struct bp_pool *pool, struct bp_frame *frame, struct bp_
 	/* Relaxed: the caller's own pin is what is checked; it keeps the tag. */
 	if (!bp_pins(atomic_load_explicit(&frame->state, memory_order_relaxed)))
 		return -EINVAL;
+	count_try(pool);
 	return begin_on(pool, frame, atomic_load_explicit(&frame->pageno, memory_order_relaxed), rd);
 }
 

@@ -14,6 +14,25 @@
  * pinning what it finds (bp_pt_find): the frame is only a candidate, which
  * it checks against its version.
  *
+ * The page map.  Each file also has a dense map from page number to frame
+ * (vmcache's per-page state array, reduced to a hint): a directory of
+ * BP_PMAP_DIR chunks of BP_PMAP_CHUNK 32-bit entries, frame index + 1 or 0
+ * for none, a chunk allocated (zeroed) the first time a page of its range
+ * is inserted and freed with the file.  The lock-free lookups (the hit,
+ * the optimistic read) try it before the chain: a page number indexes it
+ * directly, and it is 4 bytes a page of the file where the bucket heads
+ * are hashed over the whole pool, so it stays in the CPU's cache where the
+ * heads do not (the heads' load was 42 % of the chain walk's cost in the
+ * store's lookups: docs/benchmarks.md).  It is only a hint: an entry is
+ * written under the same partition write lock as the chain (set with the
+ * insert, cleared with the removal), and a lookup checks the frame's tag
+ * as it checks a frame found on a chain; an empty entry (no chunk for it,
+ * a page past the map's range, a page inserted when its chunk could not
+ * be allocated) sends it to the chain.  The lookups also prefetch the
+ * page of the frame they find, from the frame's index alone (the page's
+ * address does not need the frame's cache line), so the page's cache miss
+ * and the frame's run side by side instead of one after the other.
+ *
  * A hit takes no lock (lookup_pin_fast), as Linux's page cache finds a
  * folio under RCU and takes a reference speculatively: walk the chain,
  * pin the frame found with one fetch_add, then keep the pin only if
@@ -36,13 +55,16 @@
  * unlocked walk only ever reads frames; a walk that another chain's
  * changes send astray ends at BP_NONE_IDX or after nframes steps.
  *
- * Guards: heads[b] and hash_next of chained frames are written under the
- * partition's write lock and read relaxed by the unlocked walk;
+ * Guards: heads[b], hash_next of chained frames and the page map's entry
+ * of a mapped page are written under the partition's write lock and read
+ * relaxed by the unlocked walk and lookups; a page map chunk pointer is
+ * set once (CAS, release; loaded with acquire);
  * frame.pageno is written only under the write lock of the page's partition
  * (or while the frame is claimed and unmapped), read relaxed by evict.c and
  * the unlocked walk.
  */
 #include <errno.h>
+#include <stdlib.h>
 
 #include "bufpool/internal.h"
 
@@ -88,11 +110,80 @@ static struct bp_frame *chain_find(struct bp_pool *p, uint64_t b, uint64_t pagen
 	return NULL;
 }
 
+/* ---- The page map ---- */
+
+int bp_pt_file_init(struct bp_file *file)
+{
+	file->pmap = calloc(BP_PMAP_DIR, sizeof(*file->pmap));
+	return file->pmap ? 0 : -ENOMEM;
+}
+
+void bp_pt_file_fini(struct bp_file *file)
+{
+	if (!file->pmap)
+		return;
+	for (unsigned i = 0; i < BP_PMAP_DIR; i++)
+		free(atomic_load_explicit(&file->pmap[i], memory_order_relaxed));
+	free(file->pmap);
+	file->pmap = NULL;
+}
+
+_Atomic uint32_t *bp_pt_map_entry(struct bp_file *file, uint64_t page, bool create)
+{
+	uint64_t c = page >> BP_PMAP_CHUNK_SHIFT;
+	if (!file || !file->pmap || c >= BP_PMAP_DIR)
+		return NULL;
+	/* Acquire: pairs with the release CAS below, so the chunk's zeroes
+	 * are seen before any entry is read. */
+	_Atomic uint32_t *chunk = atomic_load_explicit(&file->pmap[c], memory_order_acquire);
+	if (!chunk && create) {
+		_Atomic uint32_t *mine = calloc(BP_PMAP_CHUNK, sizeof(*mine));
+		if (!mine)
+			return NULL;
+		/* Release: publishes the zeroed chunk.  Two inserters of one
+		 * range (different partitions) may race: the loser frees its
+		 * own and takes the winner's. */
+		if (atomic_compare_exchange_strong_explicit(&file->pmap[c], &chunk, mine,
+				memory_order_release, memory_order_acquire))
+			chunk = mine;
+		else
+			free(mine);
+	}
+	return chunk ? &chunk[page & (BP_PMAP_CHUNK - 1)] : NULL;
+}
+
+/* The frame the map names for tag, if it holds tag now (relaxed: a
+ * candidate, which both callers check again). */
+static struct bp_frame *pmap_find(struct bp_pool *p, struct bp_file *file, uint64_t tag)
+{
+	_Atomic uint32_t *e = bp_pt_map_entry(file, bp_tag_page(tag), false);
+	uint32_t i = e ? atomic_load_explicit(e, memory_order_relaxed) : 0;
+	if (i == 0)
+		return NULL;
+	struct bp_frame *f = &p->frames[i - 1];
+	__builtin_prefetch(bp_frame_page(p, f));
+	return atomic_load_explicit(&f->pageno, memory_order_relaxed) == tag ? f : NULL;
+}
+
+/* The lock-free lookup (map, then chain), with the page prefetched. */
+static struct bp_frame *find_fast(struct bp_pool *p, struct bp_file *file, uint64_t b, uint64_t tag)
+{
+	struct bp_frame *f = file ? pmap_find(p, file, tag) : NULL;
+	if (f)
+		return f;
+	f = chain_find(p, b, tag);
+	if (f)
+		__builtin_prefetch(bp_frame_page(p, f));
+	return f;
+}
+
+/* ---- Lookups ---- */
+
 /* The hit path without the lock (see the design note): 0 with the frame
  * pinned, or 1: ask the locked path. */
 static int lookup_pin_fast(struct bp_pool *p, uint64_t b, uint64_t pageno, struct bp_frame **out)
 {
-	struct bp_frame *f = chain_find(p, b, pageno);
+	struct bp_frame *f = find_fast(p, bp_file_of(p, pageno), b, pageno);
 	if (!f)
 		return 1;
 	/* Acquire: as pin_found's, and it is what makes the tag load below
@@ -109,9 +200,9 @@ static int lookup_pin_fast(struct bp_pool *p, uint64_t b, uint64_t pageno, struc
 	return 0;
 }
 
-struct bp_frame *bp_pt_find(struct bp_pool *p, uint64_t pageno)
+struct bp_frame *bp_pt_find(struct bp_file *file, uint64_t tag)
 {
-	return chain_find(p, bp_hash_bucket(p, pageno), pageno);
+	return find_fast(file->pool, file, bp_hash_bucket(file->pool, tag), tag);
 }
 
 int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
@@ -144,6 +235,9 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 {
 	uint64_t b = bp_hash_bucket(p, pageno);
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
+	/* The map's chunk is made before the lock (a pool mutex is a leaf:
+	 * no allocation under it). */
+	_Atomic uint32_t *e = bp_pt_map_entry(bp_file_of(p, pageno), bp_tag_page(pageno), true);
 	pthread_rwlock_wrlock(&part->lock);
 	struct bp_frame *g = chain_find(p, b, pageno);
 	int r = 0;
@@ -165,6 +259,9 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 				      atomic_load_explicit(&p->heads[b], memory_order_relaxed),
 				      memory_order_relaxed);
 		atomic_store_explicit(&p->heads[b], f->index, memory_order_relaxed);
+		/* Relaxed: a hint, checked as a chain is (see above). */
+		if (e)
+			atomic_store_explicit(e, f->index + 1, memory_order_relaxed);
 	}
 	pthread_rwlock_unlock(&part->lock);
 	return r;
@@ -172,6 +269,12 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno)
 {
+	/* Only our own entry: the map may lack it (no chunk when inserted),
+	 * never name another frame for this page (one insert at a time, under
+	 * this lock). */
+	_Atomic uint32_t *e = bp_pt_map_entry(bp_file_of(p, pageno), bp_tag_page(pageno), false);
+	if (e && atomic_load_explicit(e, memory_order_relaxed) == f->index + 1)
+		atomic_store_explicit(e, 0, memory_order_relaxed);
 	uint64_t b = bp_hash_bucket(p, pageno);
 	_Atomic uint32_t *link = &p->heads[b];
 	for (;;) {

@@ -59,7 +59,11 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 		hist_sum(&out->frame_wait, &ctr->h[BP_H_FRAME]);
 	}
 	out->hits = c[BP_C_HITS];
-	out->optimistic_reads = c[BP_C_OPT_READS];
+	/* begins tried less those refused (optread.c counts them so); a
+	 * snapshot taken while a refusal is counted can see it before its
+	 * begin, hence the clamp. */
+	out->optimistic_reads = c[BP_C_OPT_BEGINS] > c[BP_C_OPT_REFUSED] ?
+				c[BP_C_OPT_BEGINS] - c[BP_C_OPT_REFUSED] : 0;
 	out->optimistic_restarts = c[BP_C_OPT_RESTARTS];
 	out->misses = c[BP_C_MISSES];
 	out->reads = c[BP_C_READS];

@@ -169,7 +169,7 @@ static inline int access_optimistic(struct hit_worker *w, const struct hit_data 
 	int rc = bp_read_begin(d->pool, page, &rd);
 	if (rc != 0)
 		return fail(w, "bp_read_begin", page, rc);
-	*out = ((const uint8_t *)bp_data(rd.frame))[off];
+	*out = ((const uint8_t *)rd.data)[off];
 	rc = bp_read_end(&rd);
 	return rc != 0 ? fail(w, "bp_read_end", page, rc) : 0;
 }

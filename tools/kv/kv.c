@@ -216,7 +216,7 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 	struct bp_read cur, next;
 	if (bp_read_begin_frame(kv->pool, kv->meta, &cur) != 0)
 		return OPT_LATCHED;
-	const struct kv_meta *m = bp_data(cur.frame);
+	const struct kv_meta *m = cur.data;
 	uint64_t page = KV_ONCE(m->root);
 	unsigned level = KV_ONCE(m->height);
 	if (level >= KV_MAX_HEIGHT || level < stop) {
@@ -230,7 +230,7 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 		if (r != OPT_DONE)
 			return r;
 		cur = next;
-		const struct kv_node_hdr *h = bp_data(cur.frame);
+		const struct kv_node_hdr *h = kv_page_hdr(cur.data);
 		*n = KV_ONCE(h->nkeys);
 		if (KV_ONCE(h->level) != level ||
 		    *n > (level ? kv->inner_cap : kv->leaf_cap)) {
@@ -241,7 +241,7 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 			*rd = cur;
 			return OPT_DONE;
 		}
-		page = kv_children_of(kv, cur.frame)[kv_upper_bound(kv_keys_of(cur.frame), *n, key)];
+		page = kv_page_children(kv, cur.data)[kv_upper_bound(kv_page_keys(cur.data), *n, key)];
 		level--;
 	}
 }
@@ -256,11 +256,11 @@ static int get_optimistic(struct kv_store *kv, uint64_t key, void *value, int *r
 	int r = opt_descend(kv, key, 0, &leaf, &n);
 	if (r != OPT_DONE)
 		return r;
-	const uint64_t *k = kv_keys_of(leaf.frame);
+	const uint64_t *k = kv_page_keys(leaf.data);
 	unsigned i = kv_lower_bound(k, n, key);
 	bool found = i < n && k[i] == key;
 	if (found)
-		memcpy(copy, kv_value_at(kv, leaf.frame, i), kv->value_size);
+		memcpy(copy, kv_page_value_at(kv, leaf.data, i), kv->value_size);
 	if (bp_read_end(&leaf) != 0)
 		return OPT_RESTART;
 	if (found)
@@ -281,8 +281,8 @@ static int leaf_optimistic(struct kv_store *kv, uint64_t key, enum bp_latch_mode
 	int r = opt_descend(kv, key, 1, &parent, &n);
 	if (r != OPT_DONE)
 		return r;
-	uint64_t page = kv_children_of(kv, parent.frame)[kv_upper_bound(kv_keys_of(parent.frame),
-									  n, key)];
+	uint64_t page = kv_page_children(kv, parent.data)[kv_upper_bound(kv_page_keys(parent.data),
+									 n, key)];
 	/* Pinning and latching may wait (for a read, for a writer) with the
 	 * parent's read still open: nothing is held, and the parent's end
 	 * then says whether page is still key's leaf. */

@@ -385,7 +385,11 @@ int bp_unlatch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode 
 struct bp_file;
 struct bp_read {
 	struct bp_pool *pool;
-	struct bp_frame *frame;   /* bp_data(frame): the page, read-only */
+	struct bp_frame *frame;
+	/* The page, read-only: bp_data(frame), found from the frame's place
+	 * in the pool without loading the frame, so the first load of the
+	 * page need not wait for the frame's cache line. */
+	const void *data;
 	uint64_t version;
 };
 
