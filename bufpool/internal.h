@@ -35,8 +35,8 @@
  *                    (drop their pages), accessors          pagetable log
  *   8  pool.c        bp_open/close/discard, accessors       file writeback io
  *                                                           fault pagemem frame
- *                                                           log
- *   9  stats.c       bp_stats_get/reset, frame walks,       pool latch
+ *                                                           account log
+ *   9  stats.c       bp_stats_get/reset, frame walks,       pool latch account
  *                                                           writeback
  *                    bp_frames_hottest, bp_flags_format
  *  10  statsprint.c  bp_stats_print (through util/emitter)  -
@@ -282,6 +282,12 @@ struct bp_counters {
 	struct bp_hist_atomic h[BP_H_COUNT];
 };
 
+/* One CPU's counters (account.c): written only by that CPU, in a
+ * restartable sequence. */
+struct bp_cpu_counters {
+	_Atomic uint64_t c[BP_C_COUNT];
+} __attribute__((aligned(BP_CACHELINE)));
+
 struct bp_partition {
 	pthread_rwlock_t lock;
 	/* own cache lines: counting does not bounce the lock's line */
@@ -357,6 +363,13 @@ struct bp_pool {
 
 	unsigned npart;           /* power of two */
 	struct bp_partition *parts;
+	/* Per-CPU counters counted in restartable sequences (account.c), or
+	 * NULL where there are none; ncpu of them; and the sums a reset left
+	 * in them (written by bp_counters_reset, relaxed). */
+	struct bp_cpu_counters *cpu_ctr;
+	unsigned ncpu;
+	_Atomic uint64_t cpu_base[BP_C_COUNT];
+	_Atomic uint64_t rseq_aborts; /* sequences the kernel aborted (tests look) */
 	_Atomic uint32_t *heads;  /* hash bucket heads: frame index or BP_NONE_IDX;
 				   * atomic as hash_next */
 	unsigned nbuckets;        /* power of two; bucket b belongs to partition b & (npart-1) */
@@ -437,8 +450,16 @@ __attribute__((format(printf, 4, 5)))
 void bp_log(void (*log)(void *, int, const char *), void *arg, int level, const char *fmt, ...);
 
 /* account.c (layer 1) */
-/* Count one event c, in the calling CPU's shard (account.c). */
+/* The per-CPU counters of a pool being opened (where restartable sequences
+ * work: account.c): 0, -ENOMEM; and their teardown (NULL-safe). */
+int bp_account_init(struct bp_pool *p);
+void bp_account_fini(struct bp_pool *p);
+/* Count one event c, in the calling CPU's counters (account.c). */
 void bp_count(struct bp_pool *p, enum bp_counter c);
+/* Every counter summed over CPUs and shards, less what the last reset
+ * left; and the reset (account.c says how a reset and a count race). */
+void bp_counters_sum(struct bp_pool *p, uint64_t out[BP_C_COUNT]);
+void bp_counters_reset(struct bp_pool *p);
 /* Record a wait of ns of the given kind (in the calling CPU's shard) and,
  * if f is not NULL, add it to f's per-frame total. */
 void bp_account_wait(struct bp_pool *p, struct bp_frame *f, enum bp_hist_kind kind, uint64_t ns);

@@ -78,14 +78,14 @@ void AnnotateIgnoreReadsEnd(const char *file, int line);
 
 /* Counting.  bp_stats' optimistic_reads is the begins that succeeded,
  * counted as tries less refusals, and the try is counted first, before
- * the begin loads anything of the frame: a counter's add is an atomic RMW
- * (account.c), a locked instruction on x86, which waits for every earlier
- * load and which no later load passes.  Counted as a success, after the
- * frame's loads, it would hold the caller's loads of the page back until
- * the frame's cache line had come.  At the start it waits only for loads
- * the caller has finished with (the parent node it took the page number
- * from).  Refusals count on the way out, off the fast path.  What the
- * count costs at all: docs/benchmarks.md (the YCSB floor). */
+ * the begin loads anything of the frame.  Where a counter's add is an
+ * atomic RMW (account.c: no restartable sequences here), that is a locked
+ * instruction on x86, which waits for every earlier load and which no
+ * later load passes: counted as a success, after the frame's loads, it
+ * would hold the caller's loads of the page back until the frame's cache
+ * line had come.  At the start it waits only for loads the caller has
+ * finished with (the parent node it took the page number from).  Refusals
+ * count on the way out, off the fast path. */
 static inline void count_try(struct bp_pool *p)
 {
 	bp_count(p, BP_C_OPT_BEGINS);

@@ -2,7 +2,7 @@
  * pool.c - bp_open / bp_close and the small accessors.
  *
  * Layer 8 (pool): calls only file.c, writeback.c, io.c, fault.c,
- * pagemem.c, frame.c and log.c.
+ * pagemem.c, frame.c, account.c and log.c.
  *
  * Design note
  * -----------
@@ -157,7 +157,7 @@ static int build_page_table(struct bp_pool *p, unsigned partitions)
 			return -ENOMEM;
 		}
 	}
-	return 0;
+	return bp_account_init(p); /* the counters beside the shards */
 }
 
 /* The engine asked for: cfg's, or for AUTO the environment's BP_IO_ENGINE
@@ -189,6 +189,7 @@ static void pool_destroy(struct bp_pool *p, int stage)
 	if (stage >= ST_PT)
 		for (unsigned i = 0; i < p->npart; i++)
 			pthread_rwlock_destroy(&p->parts[i].lock);
+	bp_account_fini(p);
 	free(p->parts);
 	free(p->heads);
 	fwait_table_destroy(p->wt); /* NULL (not built yet) is a no-op */

@@ -3,7 +3,7 @@
  * and wait histograms (kept by account.c), and the per-frame views
  * (bp_frames_walk, bp_frames_hottest, bp_flags_format).
  *
- * Layer 9 (stats): calls only pool.c, latch.c and writeback.c.
+ * Layer 9 (stats): calls only pool.c, latch.c, writeback.c and account.c.
  *
  * Design note
  * -----------
@@ -47,11 +47,10 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->jemalloc_arena = pool->arena;
 	out->pool_bytes = pool->pages_bytes + pool->frames_bytes;
 	out->file_pages = atomic_load_explicit(&bp_file0(pool)->npages, memory_order_relaxed);
-	uint64_t c[BP_C_COUNT] = { 0 };
+	uint64_t c[BP_C_COUNT];
+	bp_counters_sum(pool, c);
 	for (unsigned i = 0; i < pool->npart; i++) {
 		struct bp_counters *ctr = &pool->parts[i].ctr;
-		for (unsigned k = 0; k < BP_C_COUNT; k++)
-			c[k] += atomic_load_explicit(&ctr->c[k], memory_order_relaxed);
 		hist_sum(&out->io_wait, &ctr->h[BP_H_IO]);
 		hist_sum(&out->writeback_wait, &ctr->h[BP_H_WRITEBACK]);
 		hist_sum(&out->latch_shared_wait, &ctr->h[BP_H_LATCH_S]);
@@ -104,10 +103,9 @@ int bp_stats_reset(struct bp_pool *pool)
 {
 	if (!pool)
 		return -EINVAL;
+	bp_counters_reset(pool);
 	for (unsigned i = 0; i < pool->npart; i++) {
 		struct bp_counters *ctr = &pool->parts[i].ctr;
-		for (unsigned k = 0; k < BP_C_COUNT; k++)
-			atomic_store_explicit(&ctr->c[k], 0, memory_order_relaxed);
 		for (unsigned k = 0; k < BP_H_COUNT; k++) {
 			struct bp_hist_atomic *h = &ctr->h[k];
 			atomic_store_explicit(&h->count, 0, memory_order_relaxed);
