@@ -13,9 +13,10 @@
  * a raise; this file is the reading side:
  *
  *   begin:  find the frame (bp_pt_find: the page map or the lock-free
- *           chain walk, no pin; it prefetches the page), v = version (acquire), then check, in this order after it:
- *           the state is UPTODATE without LOCKED, the tag is still ours,
- *           X is clear (acquire).
+ *           chain walk, no pin; it prefetches the page), v = version
+ *           (acquire), then check, in this order after it: the state is
+ *           UPTODATE without LOCKED, the tag is still ours, X is clear
+ *           (acquire).
  *   read:   the caller's plain loads of the page.
  *   end:    acquire fence, X still clear (acquire), version still v.
  *
@@ -53,7 +54,6 @@
  * reports when the thread exits: the misuse shows up in the tests.
  */
 #include <errno.h>
-#include <stdlib.h>
 
 #include "bufpool/internal.h"
 
