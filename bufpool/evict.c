@@ -38,7 +38,6 @@
  * frame, ignoring REFERENCED.
  */
 #include <errno.h>
-#include <sched.h>
 
 #include "bufpool/internal.h"
 #include "util/clock.h"
@@ -102,7 +101,7 @@ bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool i
 
 int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 {
-	uint64_t start = util_now_ns();
+	uint64_t since = 0;
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
 		for (;;) {
@@ -127,12 +126,9 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 			 * all (a broken contract, or a latch kept without a
 			 * pin): say so rather than wait for it.  Else an I/O
 			 * began in the window: look again. */
-			if (bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) ||
-			    !bp_latch_idle(f)) {
-				if (util_now_ns() - start > DROP_PATIENCE_NS)
-					return -EBUSY;
-				sched_yield();
-			}
+			if ((bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) ||
+			     !bp_latch_idle(f)) && !bp_transient_patience(&since, DROP_PATIENCE_NS))
+				return -EBUSY;
 		}
 	}
 	return 0;

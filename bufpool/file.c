@@ -3,7 +3,7 @@
  * truncating their pages.
  *
  * Layer 7 (files): calls only evict.c, writeback.c, io.c, pagetable.c
- * (the page map's setup and teardown) and log.c.
+ * (the page map's setup and teardown), frame.c and log.c.
  *
  * Design note
  * -----------
@@ -30,13 +30,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "bufpool/internal.h"
-#include "util/clock.h"
 
 #define BP_FILE_FLAGS (BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_READONLY)
 
@@ -126,12 +124,10 @@ int bp_file_open(struct bp_file **out, struct bp_pool *pool, const char *path, u
 	return bp_file_setup(pool, path, flags, out);
 }
 
-/* How long bp_check_unpinned lets a pin found on a frame be the pool's own
- * transient one before it calls it the caller's: the background writer's
- * write-back pin (writeback.c: pin, try the shared latch, set WRITEBACK,
- * unpin) and a lock-free hit's speculative pin (pagetable.c) last a few
- * instructions, unless their thread is preempted in between. */
-#define PIN_PATIENCE_NS (50u * 1000u * 1000u)
+/* How long, in all, bp_check_unpinned lets pins found on frames be the
+ * pool's own transient ones (bp_transient_patience) before it calls one
+ * the caller's. */
+#define PIN_PATIENCE_NS (UINT64_C(50) * 1000u * 1000u)
 
 int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t from,
 		      const char *caller)
@@ -151,15 +147,11 @@ int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t fr
 		    (file && atomic_load_explicit(&f->pageno, memory_order_relaxed) != tag))
 			continue;
 		/* Maybe the pool's own transient pin: look at this frame again
-		 * for up to PIN_PATIENCE_NS in all (a caller's pin stays; it
-		 * was a spurious -EBUSY of bp_file_truncate beside the
-		 * background writer, tests/bufpool/test_files.c). */
-		uint64_t now = util_now_ns();
-		if (waited_from == 0)
-			waited_from = now;
-		if (now - waited_from < PIN_PATIENCE_NS) {
-			sched_yield();
-			i--;
+		 * (a caller's pin stays; without this, bp_file_truncate beside
+		 * the background writer gave a spurious -EBUSY,
+		 * tests/bufpool/test_files.c). */
+		if (bp_transient_patience(&waited_from, PIN_PATIENCE_NS)) {
+			i--; /* the same frame again (wraps to 0 from 0 with i++) */
 			continue;
 		}
 		if (tag == BP_NO_PAGE || bp_tag_file(tag) == 0)

@@ -23,6 +23,7 @@
  * it is only valid under the partition lock that keeps the frame mapped.
  */
 #include <errno.h>
+#include <sched.h>
 
 #include "bufpool/internal.h"
 #include "util/clock.h"
@@ -101,4 +102,15 @@ void bp_wait_locked(struct bp_pool *p, struct bp_frame *f)
 	uint64_t t0 = util_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
 	bp_account_wait(p, f, BP_H_IO, util_now_ns() - t0);
+}
+
+bool bp_transient_patience(uint64_t *since, uint64_t limit_ns)
+{
+	uint64_t now = util_now_ns();
+	if (*since == 0)
+		*since = now;
+	if (now - *since >= limit_ns)
+		return false;
+	sched_yield();
+	return true;
 }

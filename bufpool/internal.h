@@ -32,7 +32,7 @@
  *   7  access.c      bp_get, bp_new_page, bp_release,       evict io pagetable
  *                    bp_mark_dirty, readahead               frame account
  *   7  file.c        files: open, close, discard, truncate  evict writeback io
- *                    (drop their pages), accessors          pagetable log
+ *                    (drop their pages), accessors          pagetable frame log
  *   8  pool.c        bp_open/close/discard, accessors       file writeback io
  *                                                           fault pagemem frame
  *                                                           account log
@@ -466,6 +466,14 @@ void bp_account_wait(struct bp_pool *p, struct bp_frame *f, enum bp_hist_kind ki
 
 /* frame.c (layer 2) */
 bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f);
+/* A pin or shared latch found where no user may hold one (a file being
+ * dropped, closed or truncated) may be the pool's own transient one: the
+ * background writer's (pin, try the shared latch, set WRITEBACK, unpin) or
+ * a lock-free hit's speculative pin, a few instructions long unless their
+ * thread is preempted.  Call with *since 0 the first time: yields and
+ * returns true while less than limit_ns has passed since that first call
+ * (look again), false once it has (it is the caller's after all). */
+bool bp_transient_patience(uint64_t *since, uint64_t limit_ns);
 /* Drop one pin (the caller holds it); the last one wakes frame waiters. */
 void bp_unpin(struct bp_pool *p, struct bp_frame *f);
 /* bp_unpin for a caller that may not hold a pin (bp_release): 0, or
