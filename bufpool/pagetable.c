@@ -165,13 +165,14 @@ static struct bp_frame *pmap_find(struct bp_pool *p, struct bp_file *file, uint6
 	return atomic_load_explicit(&f->pageno, memory_order_relaxed) == tag ? f : NULL;
 }
 
-/* The lock-free lookup (map, then chain), with the page prefetched. */
-static struct bp_frame *find_fast(struct bp_pool *p, struct bp_file *file, uint64_t b, uint64_t tag)
+/* The lock-free lookup (map, then chain), with the page prefetched; the
+ * bucket is hashed only when the map has no answer. */
+static struct bp_frame *find_fast(struct bp_pool *p, struct bp_file *file, uint64_t tag)
 {
 	struct bp_frame *f = file ? pmap_find(p, file, tag) : NULL;
 	if (f)
 		return f;
-	f = chain_find(p, b, tag);
+	f = chain_find(p, bp_hash_bucket(p, tag), tag);
 	if (f)
 		__builtin_prefetch(bp_frame_page(p, f));
 	return f;
@@ -181,9 +182,9 @@ static struct bp_frame *find_fast(struct bp_pool *p, struct bp_file *file, uint6
 
 /* The hit path without the lock (see the design note): 0 with the frame
  * pinned, or 1: ask the locked path. */
-static int lookup_pin_fast(struct bp_pool *p, uint64_t b, uint64_t pageno, struct bp_frame **out)
+static int lookup_pin_fast(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
 {
-	struct bp_frame *f = find_fast(p, bp_file_of(p, pageno), b, pageno);
+	struct bp_frame *f = find_fast(p, bp_file_of(p, pageno), pageno);
 	if (!f)
 		return 1;
 	/* Acquire: as pin_found's, and it is what makes the tag load below
@@ -202,14 +203,14 @@ static int lookup_pin_fast(struct bp_pool *p, uint64_t b, uint64_t pageno, struc
 
 struct bp_frame *bp_pt_find(struct bp_file *file, uint64_t tag)
 {
-	return find_fast(file->pool, file, bp_hash_bucket(file->pool, tag), tag);
+	return find_fast(file->pool, file, tag);
 }
 
 int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
 {
-	uint64_t b = bp_hash_bucket(p, pageno);
-	if (lookup_pin_fast(p, b, pageno, out) == 0)
+	if (lookup_pin_fast(p, pageno, out) == 0)
 		return 0;
+	uint64_t b = bp_hash_bucket(p, pageno);
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
 	pthread_rwlock_rdlock(&part->lock);
 	struct bp_frame *f = chain_find(p, b, pageno);
@@ -273,6 +274,8 @@ void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno)
 	 * never name another frame for this page (one insert at a time, under
 	 * this lock). */
 	_Atomic uint32_t *e = bp_pt_map_entry(bp_file_of(p, pageno), bp_tag_page(pageno), false);
+	/* Relaxed: under the lock, as the chain's links; lookups without it
+	 * check the tag of what an entry names. */
 	if (e && atomic_load_explicit(e, memory_order_relaxed) == f->index + 1)
 		atomic_store_explicit(e, 0, memory_order_relaxed);
 	uint64_t b = bp_hash_bucket(p, pageno);

@@ -157,7 +157,7 @@ static int build_page_table(struct bp_pool *p, unsigned partitions)
 			return -ENOMEM;
 		}
 	}
-	return bp_account_init(p); /* the counters beside the shards */
+	return 0;
 }
 
 /* The engine asked for: cfg's, or for AUTO the environment's BP_IO_ENGINE
@@ -263,6 +263,9 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	if ((r = build_page_table(p, cfg->partitions)) < 0)
 		goto fail;
 	stage = ST_PT;
+	/* The per-CPU counters (pool_destroy frees them at any stage). */
+	if ((r = bp_account_init(p)) < 0)
+		goto fail;
 	if ((r = bp_fault_init(p)) < 0)
 		goto fail;
 	stage = ST_FAULT;
