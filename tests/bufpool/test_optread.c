@@ -312,7 +312,7 @@ static void *stress_reader(void *arg)
 				bp_release(st->pool, f);
 			continue;
 		}
-		const volatile uint64_t *d = bp_data(rd.frame);
+		const volatile uint64_t *d = rd.data;
 		for (unsigned k = 0; k <= S_WORDS; k++) {
 			copy[k] = d[k];
 			if (k == S_WORDS / 2 && (seed >> 50) % 4 == 0)

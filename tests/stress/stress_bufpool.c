@@ -336,7 +336,7 @@ static bool read_optimistic(struct worker *w, uint64_t p)
 		return false; /* not resident or not readable now; a writer in it */
 	if (rc != 0)
 		st_fail("thread %d: bp_file_read_begin(%" PRIu64 ") = %d", w->id, p, rc);
-	memcpy(w->scratch, bp_data(rd.frame), size);
+	memcpy(w->scratch, rd.data, size);
 	if (bp_read_end(&rd) != 0)
 		return false;
 	uint64_t v;
