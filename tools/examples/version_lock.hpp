@@ -17,7 +17,9 @@
  *     instructions, a few microseconds), then yields the CPU a few times
  *     (yield_rounds sched_yield calls: on an oversubscribed machine the
  *     holder may be the thread waiting to run, as libstdc++'s
- *     std::atomic::wait also assumes), then sleeps as an exclusive
+ *     std::atomic::wait also assumes), more rounds of yields while the
+ *     lock keeps passing at least once per yield (short holds it only
+ *     lost the races for), then sleeps as an exclusive
  *     waiter (FWAIT_EXCLUSIVE) until the word reads unlocked, then tries
  *     its CAS again; FWAIT_PRECHECK looks once without the bucket lock, so
  *     a lock freed meanwhile costs no lock at all;
@@ -72,31 +74,53 @@ public:
 	/* Take the lock; returns 0, or fwait_wait's negative errno. */
 	int lock() noexcept
 	{
-		for (unsigned spins = 0;; spins++) {
+		unsigned spins = 0, yields = 0;
+		uint64_t yields_from = 0; /* the version when this round of yields began */
+		for (;;) {
 			uint64_t v = word_.load(std::memory_order_relaxed);
 			/* acquire: pairs with unlock's release store, so the
 			 * last writer's changes are visible to us. */
-			if (!(v & locked) &&
-			    word_.compare_exchange_weak(v, v | locked, std::memory_order_acquire,
-							std::memory_order_relaxed))
-				return 0;
-			/* Spin, then park: a short hold ends within a few
-			 * microseconds, cheaper to wait out running than
-			 * asleep (fwait's own lock bits spin the same way). */
-			if ((v & locked) && spins < spin_rounds) {
+			if (!(v & locked)) {
+				if (word_.compare_exchange_weak(v, v | locked, std::memory_order_acquire,
+								std::memory_order_relaxed))
+					return 0;
+				continue;
+			}
+			/* Spin: a short hold ends within a few microseconds,
+			 * cheaper to wait out running than asleep. */
+			if (spins < spin_rounds) {
+				spins++;
 				cpu_relax();
 				continue;
 			}
-			if ((v & locked) && spins < spin_rounds + yield_rounds) {
+			/* Then yield: on an oversubscribed machine the holder
+			 * may be the thread waiting to run. */
+			if (yields == 0)
+				yields_from = v >> 1;
+			/* A round of yields spent while the lock kept passing
+			 * between running threads (at least one release per
+			 * yield: the version counts them) buys another round:
+			 * the holds are short and we only lost the races, so
+			 * sleeping would cost more than it saves.  A lock that
+			 * stayed with one holder (a sleeping or preempted one)
+			 * advanced less and we park.  The rate, not a count of
+			 * changes, is what tells the two apart: under a
+			 * sleeping hold with many yielders each yield is long
+			 * enough to see a release, and renewing on any change
+			 * kept all of them yielding (docs/benchmarks.md). */
+			if (yields == yield_rounds && (v >> 1) - yields_from >= yield_rounds) {
+				yields = 0;
+				yields_from = v >> 1;
+			}
+			if (yields < yield_rounds) {
+				yields++;
 				std::this_thread::yield();
 				continue;
 			}
-			if (v & locked) {
-				int rc = fwait_wait(table_, &word_, FWAIT_EXCLUSIVE | FWAIT_PRECHECK,
-						    unlocked, this, nullptr);
-				if (rc < 0)
-					return rc;
-			}
+			int rc = fwait_wait(table_, &word_, FWAIT_EXCLUSIVE | FWAIT_PRECHECK,
+					    unlocked, this, nullptr);
+			if (rc < 0)
+				return rc;
 		}
 	}
 
@@ -150,11 +174,12 @@ private:
 	static constexpr uint64_t locked = 1;
 	static constexpr uint64_t version_one = 2;
 	/* About 1-3 us of pause instructions before a writer yields, then
-	 * up to yield_rounds yields before it parks.  The yields cut parks
-	 * at a 200 ns hold by 5-30x and CPU per acquisition by a third or
-	 * more, for some more CPU at a 50 us sleeping hold, still far below
-	 * a spinning lock's (docs/benchmarks.md, "The version-lock
-	 * example"). */
+	 * rounds of yield_rounds yields before it parks, renewed while the
+	 * lock passes at least once per yield.  The yields cut parks at a
+	 * 200 ns hold by 5-30x and CPU per acquisition by a third or more;
+	 * the renewal takes the parks left at that hold to zero, like
+	 * std::atomic::wait's, without spinning through a 50 us sleeping
+	 * hold (docs/benchmarks.md, "The version-lock example"). */
 	static constexpr unsigned spin_rounds = 64;
 	static constexpr unsigned yield_rounds = 16;
 
