@@ -134,7 +134,7 @@ static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno, 
 		if (bp_pt_contains(p, tag))
 			continue;
 		struct bp_frame *f, *g;
-		if (bp_claim_frame(p, BP_CLAIM_NOWAIT, NULL, &f) < 0)
+		if (bp_claim_frame(p, BP_CLAIM_NOWAIT, tag, NULL, &f) < 0)
 			break;
 		int r = bp_pt_insert_or_pin(p, f, tag, &g);
 		if (r != 0) { /* resident after all */
@@ -216,7 +216,7 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 			return -ENXIO;
 		if ((create || overwrite) && read_only(p, file))
 			return -EROFS;
-		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, deadline, &f);
+		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, tag, deadline, &f);
 		if (r < 0) {
 			/* The frames may have been taken by concurrent misses on
 			 * this very page: one last look. */
@@ -301,6 +301,13 @@ static void wait_created(struct bp_pool *p, struct bp_file *file, struct bp_fram
 	bp_unpin(p, f);
 }
 
+/* The tag whose home frame a new page should take: the next page number
+ * as things stand (a guess: a concurrent creator may take it first). */
+static uint64_t next_home(struct bp_file *file)
+{
+	return bp_tag(file->id, atomic_load_explicit(&file->npages, memory_order_relaxed));
+}
+
 static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame)
 {
 	if (!file || !pageno || !frame)
@@ -314,7 +321,7 @@ static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **fr
 	 * hole and write into a copy that this call would then zero over.  A
 	 * failed claim therefore has no number to give back. */
 	struct bp_frame *f, *g;
-	int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
+	int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, next_home(file), NULL, &f);
 	for (;;) {
 		if (r < 0) {
 			bp_count(pool, BP_C_BUSY);
@@ -364,7 +371,7 @@ static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **fr
 		bp_count(pool, BP_C_READS);
 		bp_io_submit(pool, f, BP_IO_READ, tag);
 		bp_unpin(pool, f); /* LOCKED keeps it from eviction until read */
-		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, NULL, &f);
+		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, next_home(file), NULL, &f);
 	}
 }
 

@@ -7,6 +7,8 @@
  *
  * Design note
  * -----------
+ * A claim for a known page first tries that page's home frame
+ * (pagetable.c, "Home frames") if it is free; only then the sweep.
  * The hand is one atomic counter; each step takes the next frame
  * (fetch_add), so sweeping threads spread over different frames.  A frame
  * is taken by one CAS on its state word that sets LOCKED and one pin:
@@ -224,9 +226,19 @@ static struct timespec transient_deadline(const struct timespec *deadline)
 	return d;
 }
 
-int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
+int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 		   const struct timespec *deadline, struct bp_frame **out)
 {
+	/* The page's home frame first, if it is free (never evicted for
+	 * it: the clock alone chooses victims), so that the lock-free
+	 * lookups find it without the page map (pagetable.c). */
+	if (tag != BP_NO_PAGE) {
+		struct bp_frame *h = &p->frames[bp_home(p, tag)];
+		if (try_take_free(h, atomic_load_explicit(&h->state, memory_order_relaxed))) {
+			*out = h;
+			return 0;
+		}
+	}
 	int sweeps = mode == BP_CLAIM_NOWAIT ? 1 : 2;
 	for (int round = 0; round < CLOCK_MAX_ROUNDS; round++) {
 		/* Every round but the very first starts here with the

@@ -406,6 +406,23 @@ static inline struct bp_file *bp_file_of(struct bp_pool *p, uint64_t tag)
 	return atomic_load_explicit(&p->files[bp_tag_file(tag)], memory_order_acquire);
 }
 
+/* The home frame of a tag (pagetable.c, "Home frames"): page n of file 0
+ * is frame n while n < nframes, each other file starts at its own offset,
+ * and numbers past the pool wrap once, then hash.  Multiplies and adds
+ * only: it is computed on every lock-free lookup. */
+static inline uint32_t bp_home(const struct bp_pool *p, uint64_t tag)
+{
+	uint64_t n = p->nframes;
+	/* file 0 at 0; file k at k times the golden ratio of n, spread */
+	uint64_t off = ((uint64_t)(bp_tag_file(tag) * 0x9E3779B1u) * n) >> 32;
+	uint64_t x = bp_tag_page(tag) + off;
+	if (x < n)
+		return (uint32_t)x;
+	if (x < 2 * n)
+		return (uint32_t)(x - n);
+	return (uint32_t)(((x * UINT64_C(0x9E3779B97F4A7C15) >> 32) * n) >> 32);
+}
+
 /* The pool's file 0 (bp_open's), or NULL for a NULL pool. */
 static inline struct bp_file *bp_file0(struct bp_pool *p)
 {
@@ -602,8 +619,9 @@ void bp_writer_stop(struct bp_pool *p);
 
 /* evict.c (layer 6) */
 enum bp_claim_mode { BP_CLAIM_NOWAIT = 0, BP_CLAIM_WAIT_IO, BP_CLAIM_WAIT_UNPIN };
-/* A frame with state LOCKED | one pin, unmapped.  -EBUSY if none. */
-int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode,
+/* A frame with state LOCKED | one pin, unmapped.  -EBUSY if none.  The
+ * home frame of tag (BP_NO_PAGE: none) is tried first, if free. */
+int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 		   const struct timespec *deadline, struct bp_frame **out);
 /* Give back a claimed, unmapped frame (LOCKED | pin) as free. */
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f);

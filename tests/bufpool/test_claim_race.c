@@ -37,7 +37,7 @@ START_TEST(give_back_keeps_a_walkers_pin)
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_frame *f;
-	ck_assert_int_eq(bp_claim_frame(p, BP_CLAIM_NOWAIT, NULL, &f), 0);
+	ck_assert_int_eq(bp_claim_frame(p, BP_CLAIM_NOWAIT, BP_NO_PAGE, NULL, &f), 0);
 	ck_assert_uint_eq(bp_pins(atomic_load(&f->state)), 1);
 	/* a walker that found this frame under its old tag pins it ... */
 	atomic_fetch_add(&f->state, BP_PIN_ONE);
