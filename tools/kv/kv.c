@@ -175,11 +175,12 @@ static int after_change(struct kv_store *kv, uint64_t end)
 /* ---- Optimistic descents ----------------------------------------------------
  *
  * Readers and the optimistic insert go down the inner nodes with
- * optimistic reads (bp_read_begin: no pin, no latch, nothing written), the
- * meta page included, coupling as the latches do: the child's read begins
- * before the parent's ends, and the parent's end validates the child
- * page number that was read from it.  kv_get reads its leaf optimistically
- * too; the others pin and latch the leaf, then validate its parent.  What
+ * optimistic reads (bp_read_begin: no pin, no latch, nothing written),
+ * starting from the root that kv->root_word names instead of a read of the
+ * meta page (opt_descend says why that is safe), coupling as the latches
+ * do: the child's read begins before the parent's ends, and the parent's
+ * end validates the child page number that was read from it.  kv_get reads
+ * its leaf optimistically too; the others pin and latch the leaf, then validate its parent.  What
  * is read from a page before its read ends may be torn: every count is
  * bounded by the node's capacity before use and read once (KV_ONCE), so
  * the binary searches stay inside the page, and nothing read is trusted
@@ -214,22 +215,26 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 		       unsigned *n)
 {
 	struct bp_read cur, next;
-	if (bp_read_begin_frame(kv->pool, kv->meta, &cur) != 0)
+	uint64_t w = atomic_load_explicit(&kv->root_word, memory_order_relaxed);
+	uint64_t page = w >> 8;
+	unsigned level = (unsigned)(w & 0xff);
+	/* (level < stop): a root that is a leaf, which leaf_optimistic
+	 * cannot latch below a parent */
+	if (level < stop || bp_file_read_begin(kv->file, page, &cur) != 0)
 		return OPT_LATCHED;
-	const struct kv_meta *m = cur.data;
-	uint64_t page = KV_ONCE(m->root);
-	unsigned level = KV_ONCE(m->height);
-	if (level >= KV_MAX_HEIGHT || level < stop) {
-		/* torn, damaged, or (level < stop) a root that is a leaf,
-		 * which leaf_optimistic cannot latch below a parent */
-		bool torn = bp_read_end(&cur) != 0;
-		return torn ? OPT_RESTART : OPT_LATCHED;
+	/* Still the root?  The root split stores the word while the old
+	 * root is latched exclusive, before the unlatch that raises its
+	 * version.  If the begin above read that version (acquire), then
+	 * its check of the latch read the unlatch (the version is stored
+	 * first), whose release orders the word's store before this load,
+	 * so a root split is seen here; if it read an older version, the
+	 * split fails this read's validation.  Either way a half root is
+	 * never taken for the whole tree. */
+	if (atomic_load_explicit(&kv->root_word, memory_order_relaxed) != w) {
+		bp_read_end(&cur);
+		return OPT_RESTART;
 	}
 	for (;;) {
-		int r = opt_step(kv, &cur, page, &next);
-		if (r != OPT_DONE)
-			return r;
-		cur = next;
 		const struct kv_node_hdr *h = kv_page_hdr(cur.data);
 		*n = KV_ONCE(h->nkeys);
 		if (KV_ONCE(h->level) != level ||
@@ -243,6 +248,10 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 		}
 		page = kv_page_children(kv, cur.data)[kv_upper_bound(kv_page_keys(cur.data), *n, key)];
 		level--;
+		int r = opt_step(kv, &cur, page, &next);
+		if (r != OPT_DONE)
+			return r;
+		cur = next;
 	}
 }
 
@@ -560,6 +569,14 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 			kv_change_page(kv, &ch, rf);
 			m->root = rpage;
 			m->height++;
+			/* Relaxed: the old root, path[1], is latched exclusive
+			 * until after this and its version rises at the unlatch;
+			 * an optimistic reader that begins on it after that
+			 * sees this store when it checks the word again
+			 * (opt_descend), and one that began before fails its
+			 * validation. */
+			atomic_store_explicit(&kv->root_word, KV_ROOT_WORD(rpage, m->height),
+					      memory_order_relaxed);
 			kv_change_page(kv, &ch, f);
 			break;
 		}

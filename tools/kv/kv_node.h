@@ -64,11 +64,19 @@ struct kv_node_hdr {
 
 struct kv_log;
 
+/* kv_store.root_word: the root's page number above the height's 8 bits. */
+#define KV_ROOT_WORD(root, height) ((uint64_t)(root) << 8 | (uint64_t)(height))
+
 struct kv_store {
 	struct bp_pool *pool;
 	struct bp_file *file;  /* the store's file in the pool */
 	bool own_pool;         /* false: kv_config.shared_pool's, not closed */
 	struct bp_frame *meta; /* page 0, pinned from open to close */
+	/* The meta page's root and height, for the optimistic descents
+	 * (kv.c): KV_ROOT_WORD(root, height).  Written with the meta page by
+	 * the root split, under the exclusive latches of the meta page and of
+	 * the old root, and set by kv_open before any reader. */
+	_Atomic uint64_t root_word;
 	struct kv_log *log;    /* NULL: not durable */
 	bool sync_commit;
 	uint64_t checkpoint_bytes;

@@ -206,6 +206,8 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 		free(kv);
 		return rc;
 	}
+	const struct kv_meta *m = bp_data(kv->meta); /* no other thread has kv yet */
+	atomic_init(&kv->root_word, KV_ROOT_WORD(m->root, m->height));
 	atomic_init(&kv->next_checkpoint, log ? kv_log_end(log) + kv->checkpoint_bytes : UINT64_MAX);
 	atomic_init(&kv->next_flush, log ? kv_log_end(log) + KV_LOG_FLUSH_BYTES : UINT64_MAX);
 	*out = kv;
