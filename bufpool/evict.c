@@ -234,6 +234,8 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 	 * lookups find it without the page map (pagetable.c). */
 	if (tag != BP_NO_PAGE) {
 		struct bp_frame *h = &p->frames[bp_home(p, tag)];
+		/* Relaxed, as the sweep's: a snapshot; the CAS in
+		 * try_take_free decides, with its own acquire. */
 		if (try_take_free(h, atomic_load_explicit(&h->state, memory_order_relaxed))) {
 			*out = h;
 			return 0;

@@ -185,6 +185,8 @@ static struct bp_frame *find_fast(struct bp_pool *p, struct bp_file *file, uint6
 {
 	struct bp_frame *h = &p->frames[bp_home(p, tag)];
 	__builtin_prefetch(bp_frame_page(p, h));
+	/* Relaxed: a candidate, which both callers check again (the hit
+	 * after its pin, the optimistic begin after its version load). */
 	if (atomic_load_explicit(&h->pageno, memory_order_relaxed) == tag)
 		return h;
 	struct bp_frame *f = file ? pmap_find(p, file, tag) : NULL;

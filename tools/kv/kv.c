@@ -180,8 +180,9 @@ static int after_change(struct kv_store *kv, uint64_t end)
  * meta page (opt_descend says why that is safe), coupling as the latches
  * do: the child's read begins before the parent's ends, and the parent's
  * end validates the child page number that was read from it.  kv_get reads
- * its leaf optimistically too; the others pin and latch the leaf, then validate its parent.  What
- * is read from a page before its read ends may be torn: every count is
+ * its leaf optimistically too; the others pin and latch the leaf, then
+ * validate its parent.  What is read from a page before its read ends may
+ * be torn: every count is
  * bounded by the node's capacity before use and read once (KV_ONCE), so
  * the binary searches stay inside the page, and nothing read is trusted
  * until the read validates.  A read that does not validate restarts the
@@ -215,9 +216,12 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 		       unsigned *n)
 {
 	struct bp_read cur, next;
+	/* Relaxed: the word only names a page; what the page holds is made
+	 * visible by the begin's own acquire loads, and a new root is latched
+	 * exclusive (the begin refuses it) until its split is done. */
 	uint64_t w = atomic_load_explicit(&kv->root_word, memory_order_relaxed);
-	uint64_t page = w >> 8;
-	unsigned level = (unsigned)(w & 0xff);
+	uint64_t page = KV_ROOT_PAGE(w);
+	unsigned level = KV_ROOT_HEIGHT(w);
 	/* (level < stop): a root that is a leaf, which leaf_optimistic
 	 * cannot latch below a parent */
 	if (level < stop || bp_file_read_begin(kv->file, page, &cur) != 0)

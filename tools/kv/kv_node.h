@@ -66,6 +66,8 @@ struct kv_log;
 
 /* kv_store.root_word: the root's page number above the height's 8 bits. */
 #define KV_ROOT_WORD(root, height) ((uint64_t)(root) << 8 | (uint64_t)(height))
+#define KV_ROOT_PAGE(word) ((word) >> 8)
+#define KV_ROOT_HEIGHT(word) ((unsigned)((word) & 0xff))
 
 struct kv_store {
 	struct bp_pool *pool;
