@@ -496,6 +496,10 @@ void bp_unpin(struct bp_pool *p, struct bp_frame *f);
 /* bp_unpin for a caller that may not hold a pin (bp_release): 0, or
  * -EINVAL (and nothing changed) if f has no pin. */
 int bp_unpin_checked(struct bp_pool *p, struct bp_frame *f);
+/* Drop the pin of a claim (LOCKED | our pin), clear the flags and LOCKED:
+ * the frame is free once any other (speculative) pin is gone; the last
+ * pin wakes frame waiters, as bp_unpin's does. */
+void bp_unpin_claim(struct bp_pool *p, struct bp_frame *f);
 /* Pin f for its write-back, only while it is DIRTY and neither WRITEBACK
  * nor LOCKED (one CAS): true if pinned. */
 bool bp_pin_if_dirty(struct bp_frame *f);
