@@ -15,15 +15,18 @@
  * sched_yield() or sleeps 1..max_us microseconds (nanosleep), which
  * stretches the window as a preemption would, in the manner of rr's chaos
  * mode.  The stress suite and tests/stress/stress_frame_wait.c run under
- * it in CI (.ci/run, docs/reliability.md "Chaos build").
+ * it in CI (.ci/run; docs/reliability.md, "The chaos build").
  *
  * Reproducible: each thread has its own xorshift stream (util/prng.h,
  * thread-local state, so no lock and no shared mutable state), seeded with
  * FWAIT_CHAOS_SEED and advanced once per point the thread passes; the
  * decision at a point mixes that draw with a hash of the point's name.
  * So a seed fixes every thread's sequence of decisions for a given
- * sequence of points; the interleaving itself is the kernel's, so a
- * failing seed is rerun (FWAIT_CHAOS_SEED=S) a few times to show again.
+ * sequence of points (every thread starts the same stream; they part as
+ * their paths differ, which keeps a thread's decisions independent of how
+ * many threads started before it); the interleaving itself is the
+ * kernel's, so a failing seed is rerun (FWAIT_CHAOS_SEED=S) a few times
+ * to show again.
  * The state is per translation unit as well (a static in this header):
  * fwait's and bufpool's files each advance their own stream.
  *

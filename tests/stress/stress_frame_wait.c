@@ -141,13 +141,18 @@ static void *holder_main(void *arg)
 	return arg;
 }
 
+/* The waiter's and the evictor's start of a round: false once the holder
+ * has said it is the last (last_round, read after the barrier). */
+static bool round_begin(void)
+{
+	pthread_barrier_wait(&round_barrier);
+	return !atomic_load_explicit(&last_round, memory_order_relaxed);
+}
+
 static void *waiter_main(void *arg)
 {
 	uint64_t rng = util_rand_seed(seed, 0);
-	for (uint64_t n = 0;; n++) {
-		pthread_barrier_wait(&round_barrier);
-		if (atomic_load_explicit(&last_round, memory_order_relaxed))
-			break;
+	for (uint64_t n = 0; round_begin(); n++) {
 		jitter(&rng);
 		uint64_t q = NFRAMES + n % NQ;
 		struct bp_frame *f;
@@ -170,10 +175,7 @@ static void *waiter_main(void *arg)
 static void *evictor_main(void *arg)
 {
 	uint64_t rng = util_rand_seed(seed, 1);
-	for (uint64_t n = 0;; n++) {
-		pthread_barrier_wait(&round_barrier);
-		if (atomic_load_explicit(&last_round, memory_order_relaxed))
-			break;
+	for (uint64_t n = 0; round_begin(); n++) {
 		bool all = st_below(&rng, 8) == 0;
 		jitter(&rng);
 		st_watch_begin(&watch[W_EVICT], W_EVICT, NULL);
