@@ -17,7 +17,7 @@
  * the waiter's sweep and its all_pinned check.
  *
  * The set-up makes that the only way to get stuck.  A pool of F frames
- * (4 by default) with no readahead and no background writer; the
+ * (NFRAMES, 4) with no readahead and no background writer; the
  * "holder" (a thread) pins pages 1..F-1 for the whole run, so one frame is
  * left to fight over.  Each round:
  *   holder    bp_get(0) and bp_release: page 0 resident and unpinned in
@@ -36,11 +36,13 @@
  * --stall-seconds (default 10) fails the run with "LOST WAKEUP" if a frame
  * is unpinned (bp_frames_walk), or with a plain stall if none is.
  *
- * In the plain build the window is a few instructions wide and the run
- * rarely hits it; the chaos build (-Dchaos=true, util/chaos.h) stretches
- * it with yields and sleeps at the points on both sides (evict.c's
- * try_take, bp_free_claimed, bp_claim_frame before its wait; frame.c's
- * bp_unpin).  docs/reliability.md ("Chaos build") has the figures.
+ * In the plain build the window is a few instructions wide; with the
+ * jitter the run still finds it, after some 20,000 rounds (seconds).  The
+ * chaos build (-Dchaos=true, util/chaos.h) stretches it with yields and
+ * sleeps at the points on both sides (evict.c's try_take,
+ * bp_free_claimed, bp_claim_frame before its wait; frame.c's bp_unpin)
+ * and finds it some 20 times sooner.  docs/reliability.md ("The chaos
+ * build") has the figures.
  * Rerun: --seed S (the jitter and the eviction kinds) and, in the chaos
  * build, FWAIT_CHAOS_SEED (the points' decisions).
  *
