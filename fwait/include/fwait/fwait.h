@@ -421,7 +421,10 @@ int fwait_waiters_walk(struct fwait_table *t,
  * 0 <= tv_nsec < 1e9); calls taking a deadline return -EINVAL otherwise. */
 bool fwait_deadline_valid(const struct timespec *deadline);
 
-/* Helper: absolute CLOCK_MONOTONIC deadline ns nanoseconds from now. */
+/* Helper: absolute CLOCK_MONOTONIC deadline ns nanoseconds from now,
+ * saturated at 2^64 - 1 ns (tv_sec 18446744073): a far-future deadline
+ * never wraps into the past.  (Calls taking a deadline accept any larger
+ * well-formed tv_sec too, up to the time_t maximum, as "never".) */
 struct timespec fwait_deadline_after_ns(uint64_t ns);
 
 #pragma GCC visibility pop
