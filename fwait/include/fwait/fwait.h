@@ -44,6 +44,17 @@
  * outlive every call on it.  Deadlines are absolute CLOCK_MONOTONIC times;
  * NULL means wait forever.
  *
+ * Cancellation: no fwait call is a cancellation point, whichever parker the
+ * library was built with.  A waiter's record lives on its stack, linked in
+ * its bucket while it sleeps, so a thread unwound by pthread_cancel there
+ * would leave it for the next wake to touch.  A wait therefore sleeps with
+ * cancellation disabled and restores the caller's state when it returns: a
+ * cancel that arrives meanwhile stays pending, the wait ends as it would
+ * have (woken, handed the bit, or timed out) and the cancel acts at the
+ * caller's next cancellation point.  To cancel a thread waiting with no
+ * deadline, wake it too.  No call is async-cancel-safe: do not call fwait
+ * with PTHREAD_CANCEL_ASYNCHRONOUS enabled.
+ *
  * Memory ordering: "acquire" and "release" are C11's; each declaration
  * below says what its call orders (a failed call orders nothing).  The
  * pairs on a word hold as long as every change of the word is an atomic
