@@ -205,8 +205,8 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 	/* OVERWRITE is a write (the page comes back DIRTY), so a read-only
 	 * file refuses it up front, resident page or not: a resident page in
 	 * ERROR would otherwise be zeroed and dirtied by wait_ready, and a
-	 * dirty page of a read-only file can never be written, so every
-	 * flush and close would fail and the frame never be evicted. */
+	 * dirty page of a read-only file can never be written (a writable
+	 * pool's flushes fail with -EBADF on it) nor evicted. */
 	if ((flags & BP_GET_OVERWRITE) && read_only(p, file))
 		return -EROFS;
 	uint64_t tag = bp_tag(file->id, pageno);
