@@ -98,6 +98,18 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
 		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
+	/* Only bp_drop_frames takes a dirty page (dropped unwritten by a
+	 * truncate or discard).  Its oldest unwritten change goes with it, as
+	 * a successful write forgets it (io.c): bp_oldest_dirty_lsn scans
+	 * every frame, free ones too, so a rec_lsn left here would hold every
+	 * checkpoint's redo point at it until the frame took another page.
+	 * Relaxed, as that reset: the dirtier stored rec_lsn before its
+	 * release unlatch and unpin, which our acquire CAS above read (zero
+	 * pins), so this store is the later one; nobody can dirty the frame
+	 * while we hold it LOCKED with the only pin, and the next page's
+	 * insert resets it again anyway. */
+	if (s & BP_F_DIRTY)
+		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 	CHAOS_POINT("evict.c:try_take:taken");
 	bp_count(p, BP_C_EVICTIONS);
 	return true;

@@ -219,8 +219,9 @@ struct bp_frame {
 	/* The write-ahead log (bp_mark_dirty_lsn): the page LSN, and the LSN
 	 * of its oldest change not yet written (0: none).  Written by the
 	 * dirtier under the exclusive latch, reset by a successful write
-	 * (under WRITEBACK, when nobody may dirty the page) and when the frame
-	 * takes a new page; relaxed: the latch and WRITEBACK order them (a
+	 * (under WRITEBACK, when nobody may dirty the page), when the page is
+	 * dropped unwritten (evict.c, try_take) and when the frame takes a
+	 * new page; relaxed: the latch and WRITEBACK order them (a
 	 * write-back starts under the shared latch, which the dirtier's
 	 * unlatch released). */
 	_Atomic uint64_t lsn;
