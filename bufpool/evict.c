@@ -84,7 +84,8 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 			break;
 	}
 	/* Taken: optimistic readers of the page must now fail, before the
-	 * tag or the contents change (latch.c, the version). */
+	 * tag or the contents change: the version's release RMW and a release
+	 * fence (latch.c; paired in optread.c's design note). */
 	bp_latch_version_bump(f);
 	bp_pt_remove_locked(p, f, pageno);
 	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
@@ -159,9 +160,22 @@ static bool try_take_free(struct bp_frame *f, uint32_t s)
 {
 	if (s & ~FWAIT_WAITERS_MASK)
 		return false;
-	/* Acquire pairs with bp_free_claimed's release unlock. */
-	return atomic_compare_exchange_strong_explicit(&f->state, &s,
-			s | BP_F_LOCKED | BP_PIN_ONE, memory_order_acquire, memory_order_relaxed);
+	/* Acquire pairs with bp_free_claimed's release unlock (or a later RMW
+	 * in its release sequence, such as a speculative hit's unpin). */
+	if (!atomic_compare_exchange_strong_explicit(&f->state, &s,
+			s | BP_F_LOCKED | BP_PIN_ONE, memory_order_acquire, memory_order_relaxed))
+		return false;
+	/* Release fence before this thread's first store of the new page (its
+	 * tag, its zeroes): the take that freed the frame raised the version
+	 * (try_take), and an optimistic reader that began before that raise
+	 * and reads one of our stores must see it at its end.  The raise
+	 * happens before our CAS (the unlock above), but the reader only
+	 * synchronises with a fence in the thread whose store it read: this
+	 * one, paired with optread.c's acquire fence in still_valid.  Nothing
+	 * on x86, and ARM orders it anyway (the chain is cumulative there):
+	 * the C11 model needs it, not today's hardware. */
+	atomic_thread_fence(memory_order_release);
+	return true;
 }
 
 /* seq_cst loads: the second half of the Dekker pairing described in
