@@ -216,9 +216,23 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 {
 	/* Acquire pairs with unpin_wake's release increment (frame.c). */
 	struct unpin_wait w = { p, atomic_load_explicit(&p->unpin_seq, memory_order_acquire) };
-	/* seq_cst RMW then seq_cst loads of pin counts; bp_unpin (frame.c) does
-	 * a seq_cst pin decrement then a seq_cst load of frame_waiters: one of
-	 * the two sides sees the other, so an unpin is never missed (Dekker). */
+	/* Dekker, in the C11 model (the pairing's one argument; frame.c's
+	 * bp_unpin and bp_unpin_checked point here).  Here: a seq_cst RMW of
+	 * frame_waiters, then seq_cst loads of the pin counts (all_pinned);
+	 * there: a seq_cst RMW dropping the pin, then a seq_cst load of
+	 * frame_waiters (unpin_wake).  All four are seq_cst operations, so
+	 * they lie in the one total order S, which agrees with each thread's
+	 * program order, and a seq_cst load reads the last seq_cst change of
+	 * its object before it in S, or a later one (the rule as C++20's
+	 * P0668 words it and compilers implement it; the state word's other
+	 * RMWs are not seq_cst, which C11's wording mishandled).  If our load of that
+	 * frame's state comes after the drop in S, it reads the drop (or a
+	 * later value: a new pin, whose own drop wakes us); if it comes
+	 * before, our increment comes before the unpinner's load of
+	 * frame_waiters, which reads it and wakes.  Operations, not fences:
+	 * on ARMv8 a seq_cst load is LDAR, which an earlier store-release
+	 * (STLXR/LDADDAL) does not pass, so no DMB is needed; on x86 the RMWs
+	 * are locked and the loads plain. */
 	atomic_fetch_add_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	int r = 0;
 	if (all_pinned(p)) {
