@@ -101,14 +101,6 @@
 
 #include "bufpool/internal.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define BP_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define BP_TSAN 1
-#endif
-#endif
-
 #ifdef BP_TSAN
 /* TSan's runtime (dynamic annotations). */
 void AnnotateIgnoreReadsBegin(const char *file, int line);
@@ -198,14 +190,8 @@ int bp_read_begin_frame(struct bp_pool *pool, struct bp_frame *frame, struct bp_
 static bool still_valid(const struct bp_read *rd)
 {
 	/* The caller's page loads come before the checks below (a seqlock
-	 * reader's smp_rmb).  TSan does not model fences (GCC refuses them
-	 * under -fsanitize=thread): there the reads are ignored anyway and a
-	 * compiler barrier keeps them in place on x86. */
-#ifdef BP_TSAN
-	atomic_signal_fence(memory_order_acq_rel);
-#else
-	atomic_thread_fence(memory_order_acquire);
-#endif
+	 * reader's smp_rmb; under TSan the reads are ignored anyway). */
+	bp_fence_acquire();
 	if (bp_latch_excl_held(rd->frame))
 		return false;
 	/* Relaxed: after bp_latch_excl_held's acquire (design note). */
