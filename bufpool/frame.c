@@ -58,7 +58,8 @@ void bp_unpin(struct bp_pool *p, struct bp_frame *f)
 	CHAOS_POINT("frame.c:bp_unpin:before_drop");
 	/* Release: our accesses to the page happen before an evictor's
 	 * acquire CAS.  seq_cst for the Dekker pairing with wait_for_unpin
-	 * (evict.c): pin drop, then load of frame_waiters. */
+	 * (evict.c argues it): pin drop, then unpin_wake's seq_cst load of
+	 * frame_waiters. */
 	uint32_t old = atomic_fetch_sub_explicit(&f->state, BP_PIN_ONE, memory_order_seq_cst);
 	CHAOS_POINT("frame.c:bp_unpin:dropped_before_wake");
 	if (bp_pins(old) == 1)
