@@ -225,7 +225,8 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 	/* Acquire pairs with unpin_wake's release increment (frame.c). */
 	struct unpin_wait w = { p, atomic_load_explicit(&p->unpin_seq, memory_order_acquire) };
 	/* Dekker, in the C11 model (the pairing's one argument; frame.c's
-	 * bp_unpin and bp_unpin_checked point here).  Here: a seq_cst RMW of
+	 * bp_unpin, bp_unpin_checked and bp_unpin_claim point here).  Here: a
+	 * seq_cst RMW of
 	 * frame_waiters, then seq_cst loads of the pin counts (all_pinned);
 	 * there: a seq_cst RMW dropping the pin, then a seq_cst load of
 	 * frame_waiters (unpin_wake).  All four are seq_cst operations, so
