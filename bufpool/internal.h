@@ -16,7 +16,7 @@
  *   2  frame.c       pins, unpin wake, accounted bit waits  account
  *   3  pagemem.c     page memory: jemalloc arena or system  -
  *   3  pagetable.c   partitioned hash pageno -> frame       frame
- *   3  fault.c       I/O fault injector (io.c, bp_flush)    account
+ *   3  fault.c       I/O fault injector and trace           account
  *   3  uring.c       the io_uring ring: submission queue,   -
  *                    depth, delays, reaper thread
  *   3  latch.c       phase-fair content latches on fwait    frame account
@@ -32,7 +32,8 @@
  *   7  access.c      bp_get, bp_new_page, bp_release,       evict io pagetable
  *                    bp_mark_dirty, readahead               frame account
  *   7  file.c        files: open, close, discard, truncate  evict writeback io
- *                    (drop their pages), accessors          pagetable frame log
+ *                    (drop their pages), accessors          pagetable fault
+ *                                                           frame log
  *   8  pool.c        bp_open/close/discard, accessors       file writeback io
  *                                                           fault pagemem frame
  *                                                           account log
