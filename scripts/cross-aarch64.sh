@@ -35,8 +35,9 @@ apt_update() {
 }
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
-# The toolchain and the emulator (host packages).
-host_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user pkg-config meson ninja-build)
+# The toolchain and the emulator (host packages; Meson, ninja and the rest
+# of the native build's come from setup.sh, below).
+host_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
 # The arm64 libraries: libc6 (the loader qemu runs: aarch64-linux-gnu.ini)
 # and check (the test suites) are required, liburing optional, with the
 # Meson option that builds without it.
@@ -78,27 +79,18 @@ if [ ${#missing[@]} -gt 0 ] || [ ${#lib_missing[@]} -gt 0 ]; then
     fi
   done
 fi
-opts=(-Djemalloc=disabled -Dstress_seconds=4)
+# -Dwerror: a warning only the aarch64 compiler gives (alignment, the
+# width of a type) fails the build.  Four seconds per stress test: qemu
+# makes each second of stress fewer operations, but the point here is the
+# code paths, not the races (see above).
+opts=(-Djemalloc=disabled -Dstress_seconds=4 -Dwerror=true)
 for p in "${!lib_off[@]}"; do installed "$p" || opts+=("${lib_off[$p]}"); done
 
 cd "$here"
-# Quiet when it works; on a failure show what meson or ninja said.
-quiet() {
-  local out
-  if ! out=$("$@" 2>&1); then
-    printf '%s\n' "$out" | tail -40 >&2
-    echo "cross-aarch64: failed: $*" >&2
-    exit 1
-  fi
-}
-cross=(--cross-file "$here/scripts/aarch64-linux-gnu.ini")
-if [ -f "$builddir/build.ninja" ]; then
-  quiet meson setup --reconfigure "$builddir" "${cross[@]}" "${opts[@]}" "$@"
-else
-  quiet meson setup "$builddir" "${cross[@]}" "${opts[@]}" "$@"
-fi
-say "configured $builddir ${opts[*]}"
-quiet ninja -C "$builddir"
+# setup.sh installs the native build's packages if missing, and
+# configures (or reconfigures) and builds, quietly.
+bash scripts/setup.sh "$builddir" --cross-file "$here/scripts/aarch64-linux-gnu.ini" \
+  "${opts[@]}" "$@"
 say "built $builddir"
 
 # The suites to run, less the tests that hand a program the build made to
@@ -110,7 +102,7 @@ say "built $builddir"
 suites=(util fwait bufpool headers cxx stress tools)
 mapfile -t tests < <(python3 - "$builddir" "${suites[@]}" <<'PY'
 import json, os, subprocess, sys
-build, suites = os.path.abspath(sys.argv[1]), set(sys.argv[2:])
+build, suites = os.path.realpath(sys.argv[1]), set(sys.argv[2:])
 intro = subprocess.run(['meson', 'introspect', '--tests', build],
                        check=True, capture_output=True, text=True).stdout
 def built_program(arg):
