@@ -211,7 +211,9 @@ static int find_unpinned(const struct bp_frame_info *fi, void *arg)
 static void check_waiter(uint64_t now, uint64_t stall_ns)
 {
 	uint64_t start = atomic_load_explicit(&watch[W_GET_TIMED].start_ns, memory_order_relaxed);
-	if (start == 0 || now - start <= stall_ns)
+	/* now was read before start: a call begun since has start > now, so
+	 * compare without subtracting (now - start would wrap to "stuck"). */
+	if (start == 0 || now <= start + stall_ns)
 		return;
 	struct bp_frame_info fi;
 	if (bp_frames_walk(pool, find_unpinned, &fi) == 1 &&
