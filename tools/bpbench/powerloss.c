@@ -1,0 +1,434 @@
+/*
+ * powerloss.c - bpbench crashtest --power-loss: rounds of a traced durable
+ * store's writer ended by SIGKILL (or a clean close, or an injected fsync
+ * EIO), then power failures at seeded cut points of the whole trace, each
+ * recovered and checked against every commit acknowledged before it.
+ *
+ * Design note
+ * -----------
+ * Layer: bpbench (see powerloss_int.h for the files and the trace), on
+ * crashtest's process helpers, the store, util's clock and gen.h's rng.
+ *
+ * Rounds.  Round r's plan comes from stream CRASH_STREAM(r, 0) of the
+ * seed: the kill after 1..max_acks acks; round 1 and one in eight later
+ * rounds open truncating (a new epoch); one in four closes cleanly at
+ * that count instead of being killed; one in three arms an fsync EIO (the
+ * log's n-th sync, n up to the ack count, or one of the data file's first
+ * three).  The children append to one trace; the store's files stay
+ * between rounds, so the next child recovers what the last left in the
+ * page cache, and a power failure after it still loses what no sync made
+ * durable.
+ *
+ * Explaining a kill.  A SIGKILL between an operation's return and its
+ * record leaves the files ahead of the trace.  After each child the parent
+ * compares the model's page-cache view (every operation kept) with the
+ * files and appends, as tid 0, what explains them: a RENAME of .ctl.tmp it
+ * finds done, an OPEN of a file it finds created, WRITEs of the differing
+ * sectors, a TRUNCATE to the size.  They are pending like any other write
+ * (the dead process never synced them).  Their count is printed: 0 after
+ * clean closes, a few after kills; many would mean the hook misses
+ * operations.
+ *
+ * Cuts.  N cut points over the whole trace from stream CRASH_STREAM(0,
+ * 0xfffe): half uniform, half just after a SYNC_END or an ACK (where a
+ * lost write shows).  In increasing order, one pass over the trace feeds
+ * a fresh model and the acks; at each cut the state (coins from stream
+ * CRASH_STREAM(s + 1, 0xfffd), s the state's number) is written to the
+ * state directory and checked (powerloss_check.c).  The first 5 failing
+ * states are printed with their cut; all are counted.  Exit 0, 1, 2.
+ */
+#include "powerloss_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/clock.h"
+
+#define PL_PRINT_FAILURES 5
+
+static const char *const pl_name[PL_NNAMES] = {"", ".wal", ".ctl", ".ctl.tmp"};
+
+/* The plan of round C->round into P. */
+static void plan_round(struct pl_run *P, struct crash_round *r)
+{
+	struct rng rng = rng_seeded(P->C.o.seed, CRASH_STREAM(P->C.round, 0));
+	uint64_t target = 1 + rng_below(&rng, P->C.o.max_acks);
+	P->truncate = P->C.round == 1 || rng_below(&rng, 8) == 0;
+	P->clean = rng_below(&rng, 4) == 0;
+	P->clean_after = target;
+	r->target = P->clean ? UINT64_MAX : target;
+	P->eio_at = 0;
+	if (rng_below(&rng, 3) == 0) {
+		P->eio_file = rng_below(&rng, 2) ? PL_F_WAL : PL_F_DATA;
+		P->eio_at = 1 + rng_below(&rng, P->eio_file == PL_F_WAL ? target : 3);
+	}
+}
+
+/* Append a parent's record (tid 0). */
+static int parent_record(struct pl_run *P, int fd, struct pl_rec h, const void *data)
+{
+	struct pl_recorder rec = {.fd = fd};
+	pthread_mutex_init(&rec.lock, NULL);
+	int rc = pl_record(&rec, &h, data);
+	pthread_mutex_destroy(&rec.lock);
+	P->unexplained++;
+	return rc;
+}
+
+/* The file of name in the store: 1 and its bytes, 0 if absent, or an
+ * error. */
+static int read_real(struct pl_run *P, unsigned name, uint8_t **buf, uint64_t *size)
+{
+	char path[8300];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s%s", P->store, pl_name[name]);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	int rc = fstat(fd, &st) ? -errno : 0;
+	*size = rc ? 0 : (uint64_t)st.st_size;
+	*buf = malloc(*size ? *size : 1);
+	uint64_t got = 0;
+	while (rc == 0 && *buf && got < *size) {
+		ssize_t n = pread(fd, *buf + got, *size - got, (off_t)got);
+		if (n <= 0)
+			rc = n < 0 ? -errno : -EIO;
+		got += n > 0 ? (uint64_t)n : 0;
+	}
+	close(fd);
+	if (rc == 0 && !*buf)
+		rc = -ENOMEM;
+	if (rc)
+		free(*buf);
+	return rc ? rc : 1;
+}
+
+/* Names: a rename or a creation the trace lacks.  Contents: the sectors
+ * and the size that differ.  *added counts the records. */
+static int explain_name(struct pl_run *P, struct pl_model *m, int fd, unsigned name, bool names)
+{
+	uint8_t *v = NULL, *f = NULL;
+	uint64_t vs = 0, fs = 0;
+	int hv = pl_model_volatile(m, name, &v, &vs);
+	int hf = hv < 0 ? hv : read_real(P, name, &f, &fs);
+	int rc = hf < 0 ? hf : 0;
+	if (rc == 0 && names && hv && !hf) {
+		if (name == PL_F_TMP) /* the kill came between rename(2) and its record */
+			rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_RENAME,
+								  .file = PL_F_TMP, .file2 = PL_F_CTL},
+					   NULL);
+		else {
+			fprintf(stderr, PL_PROG ": round %u: the trace has %s%s, the disk does not\n",
+				P->C.round, P->store, pl_name[name]);
+			rc = -EPROTO;
+		}
+	} else if (rc == 0 && names && !hv && hf) {
+		rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_OPEN, .file = name,
+							  .flags = BP_IO_TRACE_CREAT}, NULL);
+	} else if (rc == 0 && !names && hv && hf) {
+		uint64_t common = vs < fs ? vs : fs;
+		for (uint64_t a = 0; a < common && rc == 0;) {
+			uint64_t b = a;
+			while (b < common && memcmp(v + b, f + b, PL_SECTOR < common - b ?
+						    PL_SECTOR : common - b) != 0)
+				b = b + PL_SECTOR < common ? b + PL_SECTOR : common;
+			if (b > a)
+				rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_WRITE,
+									  .file = name, .offset = a,
+									  .len = b - a}, f + a);
+			a = b > a ? b : a + PL_SECTOR;
+		}
+		if (rc == 0 && fs > vs)
+			rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_WRITE,
+								  .file = name, .offset = vs,
+								  .len = fs - vs}, f + vs);
+		if (rc == 0 && fs < vs)
+			rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_TRUNCATE,
+								  .file = name, .offset = fs}, NULL);
+	}
+	free(v);
+	free(f);
+	return rc;
+}
+
+/* Load the trace and feed what the model has not seen. */
+static int load_and_feed(struct pl_trace *t, const char *path, struct pl_model *m, size_t *fed)
+{
+	pl_trace_free(t);
+	int rc = pl_trace_load(path, t);
+	while (rc == 0 && *fed < t->n)
+		rc = pl_model_feed(m, t, (*fed)++);
+	return rc;
+}
+
+/* After a child: make the trace explain the files (see the design note). */
+static int explain(struct pl_run *P, struct pl_model *m, struct pl_trace *t, size_t *fed)
+{
+	int rc = load_and_feed(t, P->trace, m, fed);
+	for (int pass = 0; pass < 2 && rc == 0; pass++) {
+		int fd = open(P->trace, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd < 0)
+			return -errno;
+		for (unsigned name = 0; name < PL_NNAMES && rc == 0; name++)
+			rc = explain_name(P, m, fd, name, pass == 0);
+		close(fd);
+		if (rc == 0)
+			rc = load_and_feed(t, P->trace, m, fed);
+	}
+	return rc;
+}
+
+/* How round C->round's child ended: 0 if as planned. */
+static int round_verdict(struct pl_run *P, int st, bool killed)
+{
+	if (killed)
+		return crash_killed_check(&P->C, st, "the child");
+	if (WIFEXITED(st) && (WEXITSTATUS(st) == 0 ||
+			      (WEXITSTATUS(st) == PL_EXIT_EIO && P->eio_at)))
+		return 0;
+	fprintf(stderr, PL_PROG ": round %u: the child ended with %s %d\n", P->C.round,
+		WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st)
+		: WTERMSIG(st));
+	return -ECHILD;
+}
+
+static int run_rounds(struct pl_run *P, struct pl_trace *t)
+{
+	struct pl_model *m;
+	size_t fed = 0;
+	int rc = pl_model_new(&m);
+	for (P->C.round = 1; P->C.round <= P->C.o.kills && rc == 0; P->C.round++) {
+		struct crash_round r = {0};
+		int st;
+		bool killed;
+		plan_round(P, &r);
+		rc = crash_round_drive(&P->C, &r, pl_child, &st, &killed);
+		if (rc == 0)
+			rc = round_verdict(P, st, killed);
+		uint64_t before = P->unexplained;
+		if (rc == 0)
+			rc = explain(P, m, t, &fed);
+		P->eio_rounds += WIFEXITED(st) && WEXITSTATUS(st) == PL_EXIT_EIO;
+		P->clean_rounds += P->clean && !killed && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+		P->truncating_rounds += P->truncate;
+		if (rc == 0 && !P->C.o.quiet)
+			printf("round %u: %" PRIu64 " acks, %s%s%s, %" PRIu64 " records added after "
+			       "it, trace %zu events\n", P->C.round, r.acks,
+			       killed ? "killed" : WEXITSTATUS(st) == 0 ? "closed" : "fsync EIO",
+			       P->truncate ? ", truncating open" : "",
+			       P->eio_at ? (P->eio_file == PL_F_WAL ? ", EIO armed (log)"
+					    : ", EIO armed (data)") : "",
+			       P->unexplained - before, t->n);
+	}
+	pl_model_free(m);
+	return rc;
+}
+
+static int cut_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* N cut points in [1, n], sorted. */
+static uint64_t *choose_cuts(const struct pl_run *P, const struct pl_trace *t)
+{
+	uint64_t N = P->C.o.states, *cut = malloc(N * sizeof(*cut));
+	size_t *mark = malloc((t->n + 1) * sizeof(*mark)), nmark = 0;
+	if (!cut || !mark) {
+		free(cut);
+		free(mark);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->n; i++)
+		if (t->ev[i].type == PL_ACK || t->ev[i].type == BP_IO_TRACE_SYNC_END)
+			mark[nmark++] = i;
+	struct rng rng = rng_seeded(P->C.o.seed, CRASH_STREAM(0, 0xfffe));
+	for (uint64_t s = 0; s < N; s++)
+		cut[s] = nmark && rng_below(&rng, 2) ? mark[rng_below(&rng, nmark)] + 1
+						     : 1 + rng_below(&rng, t->n);
+	free(mark);
+	qsort(cut, N, sizeof(*cut), cut_cmp);
+	return cut;
+}
+
+struct cut_totals {
+	uint64_t states, failed, checked, lost;
+};
+
+/* One state at cut c (events [0, c) done): 0, or an error of the model
+ * (a failed state is counted, not an error). */
+static int check_cut(struct pl_run *P, struct pl_model *m, uint64_t s, uint64_t c, size_t n,
+		     bool any_ack, struct cut_totals *tot)
+{
+	struct rng rng = rng_seeded(P->C.o.seed, CRASH_STREAM(s + 1, 0xfffd));
+	int rc = pl_model_build(m, &rng, P->state);
+	if (rc)
+		return rc;
+	uint64_t lost = 0;
+	tot->states++;
+	if (pl_check_state(&P->C, P->state, any_ack, &tot->checked, &lost, false) == 0)
+		return 0;
+	tot->lost += lost;
+	if (tot->failed++ >= PL_PRINT_FAILURES)
+		return 0;
+	fprintf(stderr, PL_PROG ": state %" PRIu64 ": a power failure after event %" PRIu64
+		" of %zu (round %u) loses %" PRIu64 " acknowledged keys:\n", s, c, n, P->C.round,
+		lost);
+	/* the same coins build the same state again, to print what failed */
+	rng = rng_seeded(P->C.o.seed, CRASH_STREAM(s + 1, 0xfffd));
+	uint64_t ignored = 0;
+	lost = 0;
+	if ((rc = pl_model_build(m, &rng, P->state)) == 0)
+		(void)pl_check_state(&P->C, P->state, any_ack, &ignored, &lost, true);
+	return rc;
+}
+
+static int run_cuts(struct pl_run *P, const struct pl_trace *t, struct cut_totals *tot)
+{
+	struct pl_model *m;
+	uint64_t *cut = choose_cuts(P, t);
+	int rc = cut ? pl_model_new(&m) : -ENOMEM;
+	if (rc) {
+		free(cut);
+		return rc;
+	}
+	memset(P->C.acked, 0, P->C.o.keys * sizeof(*P->C.acked));
+	bool any_ack = false;
+	uint64_t s = 0;
+	P->C.round = 0;
+	for (size_t i = 0; i <= t->n && rc == 0; i++) {
+		while (s < P->C.o.states && cut[s] == i && rc == 0) {
+			rc = check_cut(P, m, s, i, t->n, any_ack, tot);
+			s++;
+		}
+		if (i == t->n || rc)
+			break;
+		const struct pl_ev *e = &t->ev[i];
+		if (e->type == PL_ACK && e->offset < P->C.o.keys) {
+			any_ack = true;
+			if (P->C.acked[e->offset] < e->len)
+				P->C.acked[e->offset] = e->len;
+		} else if (e->type == PL_EPOCH) {
+			memset(P->C.acked, 0, P->C.o.keys * sizeof(*P->C.acked));
+		} else if (e->type == PL_ROUND) {
+			P->C.round = (unsigned)e->offset;
+		}
+		rc = pl_model_feed(m, t, i);
+	}
+	pl_model_free(m);
+	free(cut);
+	return rc;
+}
+
+/* The run's directory and files; 0 or a negative errno after printing. */
+static int setup_dir(struct pl_run *P)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (P->C.o.file) {
+		snprintf(P->dir, sizeof(P->dir), "%s", P->C.o.file);
+		if (mkdir(P->dir, 0755) != 0 && errno != EEXIST) {
+			fprintf(stderr, PL_PROG ": mkdir %s: %s\n", P->dir, strerror(errno));
+			return -errno;
+		}
+	} else {
+		snprintf(P->dir, sizeof(P->dir), "%s/bpbench-power.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+		if (!mkdtemp(P->dir)) {
+			fprintf(stderr, PL_PROG ": mkdtemp %s: %s\n", P->dir, strerror(errno));
+			return -errno;
+		}
+	}
+	snprintf(P->store, sizeof(P->store), "%s/store.db", P->dir);
+	snprintf(P->state, sizeof(P->state), "%s/state", P->dir);
+	snprintf(P->trace, sizeof(P->trace), "%s/trace", P->dir);
+	if (mkdir(P->state, 0755) != 0 && errno != EEXIST) {
+		fprintf(stderr, PL_PROG ": mkdir %s: %s\n", P->state, strerror(errno));
+		return -errno;
+	}
+	int fd = open(P->trace, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		fprintf(stderr, PL_PROG ": creating %s: %s\n", P->trace, strerror(errno));
+		return -errno;
+	}
+	close(fd);
+	return 0;
+}
+
+static void remove_dir(struct pl_run *P)
+{
+	char path[8400];
+	for (unsigned i = 0; i < PL_NNAMES; i++) {
+		snprintf(path, sizeof(path), "%s%s", P->store, pl_name[i]);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/store.db%s", P->state, pl_name[i]);
+		unlink(path);
+	}
+	unlink(P->trace);
+	rmdir(P->state);
+	rmdir(P->dir);
+}
+
+int crash_power_loss_main(const struct crash_opts *o)
+{
+	struct pl_run *P = calloc(1, sizeof(*P));
+	struct pl_trace t = {0};
+	struct cut_totals tot = {0};
+	if (!P)
+		return 1;
+	P->C.o = *o;
+	int rc = setup_dir(P);
+	P->C.file = P->store;
+	P->C.acked = rc ? NULL : calloc(o->keys, sizeof(*P->C.acked));
+	if (rc == 0 && !P->C.acked)
+		rc = -ENOMEM;
+	if (rc == 0 && !o->quiet) {
+		const char *engine = getenv("BP_IO_ENGINE");
+		printf("crashtest --power-loss: %s, %u rounds, %" PRIu64 " states, seed %" PRIu64
+		       ", %u threads, %" PRIu64 " keys, %s, %u frames of %u bytes, checkpoint every %"
+		       PRIu64 " bytes, kill after 1..%" PRIu64 " acks, engine %s%s%s\n", P->dir,
+		       o->kills, o->states, o->seed, o->threads, o->keys,
+		       o->batch == 1 ? "sync_commit" : "batches", o->frames, PL_PAGE_SIZE,
+		       o->checkpoint_bytes, o->max_acks, engine && *engine ? engine : "auto",
+		       o->break_wal ? ", BROKEN POOL (--break-wal)" : "",
+		       o->break_recovery ? ", BROKEN RECOVERY (--break-recovery)" : "");
+	}
+	uint64_t t0 = util_now_ns();
+	if (rc == 0)
+		rc = run_rounds(P, &t);
+	double rounds_s = (double)(util_now_ns() - t0) * 1e-9;
+	if (rc == 0)
+		rc = run_cuts(P, &t, &tot);
+	double secs = (double)(util_now_ns() - t0) * 1e-9;
+	if (rc == 0 && tot.failed == 0)
+		printf("crashtest --power-loss: OK: %u rounds (%" PRIu64 " clean closes, %" PRIu64
+		       " fsync EIO, %" PRIu64 " truncating opens), %" PRIu64 " acks, %zu events, %"
+		       PRIu64 " records added after kills; %" PRIu64 " states, %" PRIu64
+		       " acked keys checked, 0 lost; %.1f s (rounds %.1f s)\n", o->kills,
+		       P->clean_rounds, P->eio_rounds, P->truncating_rounds, P->C.total_acks, t.n,
+		       P->unexplained, tot.states, tot.checked, secs, rounds_s);
+	else if (rc == 0)
+		fprintf(stderr, PL_PROG ": FAILED: %" PRIu64 " of %" PRIu64 " states lost "
+			"acknowledged commits or did not recover (%" PRIu64 " keys lost; seed %"
+			PRIu64 "%s%s), %.1f s\n", tot.failed, tot.states, tot.lost, o->seed,
+			o->break_wal ? ", --break-wal" : "",
+			o->break_recovery ? ", --break-recovery" : "", secs);
+	else
+		fprintf(stderr, PL_PROG ": FAILED in round %u of %u (seed %" PRIu64 ")\n",
+			P->C.round > o->kills ? o->kills : P->C.round, o->kills, o->seed);
+	if (o->keep)
+		printf("crashtest --power-loss: the trace, the store and the last state are kept "
+		       "in %s\n", P->dir);
+	else if (P->dir[0])
+		remove_dir(P);
+	pl_trace_free(&t);
+	free(P->C.acked);
+	bool ok = rc == 0 && tot.failed == 0;
+	free(P);
+	return ok && fflush(stdout) == 0 ? 0 : 1;
+}
