@@ -32,6 +32,11 @@
  * pinned but LOCKED (claimed by a concurrent miss, or being read) are not
  * "pinned by users": the sweep waits for their LOCKED to clear and retries,
  * so many concurrent misses on one page with few frames do not give -EBUSY.
+ * The wait for an unpin (wait_for_unpin) counts every pin, a claim's on
+ * its LOCKED frame included, because the frame can be claimed between
+ * the scan for busy frames and that count; giving a claim back
+ * (bp_free_claimed, through frame.c's bp_unpin_claim) therefore wakes
+ * frame waiters as any drop to zero does (issue 28's lost wakeup).
  *
  * bp_evict_page never waits for a content latch (its caller may hold it):
  * a latched page is -EBUSY, and the shared latch for its write-back is
@@ -139,20 +144,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f)
 {
 	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
-	/* Clear the flags but LOCKED, and drop our own pin only: a lock-free
-	 * hit that found this frame under its old tag may hold a speculative
-	 * pin on it right now (pagetable.c, lookup_pin_fast), and will drop it
-	 * once it sees LOCKED or the tag; wiping the pin field would make
-	 * that unpin wrap the count (tests/bufpool/test_claim_race.c).  The
-	 * frame is free once both pins are gone: try_take_free wants the
-	 * whole word 0.  Relaxed: the release unlock below publishes. */
-	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
-	while (!atomic_compare_exchange_weak_explicit(&f->state, &s,
-			(s & (FWAIT_WAITERS_MASK | BP_F_LOCKED | BP_PIN_MASK)) - BP_PIN_ONE,
-			memory_order_relaxed, memory_order_relaxed))
-		;
-	/* Release: a later claimer (acquire CAS from 0) sees our writes. */
-	fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
+	bp_unpin_claim(p, f); /* frame.c: clears the flags, unlocks, wakes */
 }
 
 static bool try_take_free(struct bp_frame *f, uint32_t s)

@@ -12,8 +12,16 @@
  * (0 = unlimited), with probability_ppm drawn from its own seeded
  * xorshift64* generator (deterministic for a given I/O order).
  *
+ * The I/O trace (bp_trace): every change to the pool's files is reported
+ * to bp_config.io_trace where it is made (file.c: open, truncate; io.c:
+ * page writes at their completion, fsyncs around the call), under the
+ * ordering bufpool.h states; at SYNC_BEGIN the hook may inject the sync's
+ * failure, which is why fsync's caller asks here first, as it asks the
+ * fault rules.  Without a hook: one load and a branch.
+ *
  * Guards: fault_state.lock protects rules[]; active_mask mirrors which rules
- * are active (written under the lock, read relaxed as a hint).
+ * are active (written under the lock, read relaxed as a hint).  io_trace is
+ * set by bp_open and read only.
  */
 #include <errno.h>
 #include <string.h>
@@ -111,4 +119,21 @@ enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
 out:
 	pthread_mutex_unlock(&p->fault.lock);
 	return a;
+}
+
+int bp_trace(struct bp_pool *p, const struct bp_io_trace_event *ev)
+{
+	return p->io_trace ? p->io_trace(p->io_trace_arg, ev) : 0;
+}
+
+int bp_trace_sync_begin(struct bp_pool *p, const char *path)
+{
+	int r = bp_trace(p, &(struct bp_io_trace_event){.op = BP_IO_TRACE_SYNC_BEGIN, .path = path});
+	return r < 0 ? r : 0;
+}
+
+void bp_trace_sync_end(struct bp_pool *p, const char *path, int result)
+{
+	bp_trace(p, &(struct bp_io_trace_event){.op = BP_IO_TRACE_SYNC_END, .path = path,
+						  .result = result});
 }

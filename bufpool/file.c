@@ -27,10 +27,12 @@
  *
  * Guards: pool.files_lock serialises open, close and the walk of every
  * file for the flush's fsync (io.c), and guards which ids are in use.
+ * Opening and truncating a file are reported to the I/O trace (fault.c).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -53,15 +55,24 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 		oflags |= O_TRUNC;
 	if (p->flags & BP_OPEN_DIRECT)
 		oflags |= O_DIRECT;
+	file->path = strdup(path);
+	if (!file->path) {
+		free(file);
+		return -ENOMEM;
+	}
 	file->fd = open(path, oflags, 0644);
 	struct stat st;
 	if (file->fd < 0 || fstat(file->fd, &st) < 0) {
 		int r = -errno;
 		if (file->fd >= 0)
 			close(file->fd);
+		free(file->path);
 		free(file);
 		return r;
 	}
+	bp_trace(p, &(struct bp_io_trace_event){.op = BP_IO_TRACE_OPEN, .path = file->path,
+		.flags = ((oflags & O_CREAT) ? BP_IO_TRACE_CREAT : 0u) |
+			 ((oflags & O_TRUNC) ? BP_IO_TRACE_TRUNC : 0u)});
 	/* A page's offset must fit off_t, and its number the tag. */
 	file->max_pageno = ((uint64_t)INT64_MAX >> p->page_shift) - 1;
 	if (file->max_pageno > BP_TAG_PAGE_MASK - 1)
@@ -76,6 +87,7 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 	if (r < 0) {
 		bp_pt_file_fini(file);
 		close(file->fd);
+		free(file->path);
 		free(file);
 		return r;
 	}
@@ -88,6 +100,7 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 		bp_io_file_destroy(file);
 		bp_pt_file_fini(file);
 		close(file->fd);
+		free(file->path);
 		free(file);
 		return -EMFILE;
 	}
@@ -110,6 +123,7 @@ void bp_file_teardown(struct bp_pool *p, struct bp_file *file)
 	bp_io_file_destroy(file);
 	bp_pt_file_fini(file);
 	close(file->fd);
+	free(file->path);
 	free(file);
 }
 
@@ -247,6 +261,8 @@ int bp_file_truncate(struct bp_file *file, uint64_t npages)
 		return r;
 	if (ftruncate(file->fd, (off_t)(npages << p->page_shift)) < 0)
 		return -errno;
+	bp_trace(p, &(struct bp_io_trace_event){.op = BP_IO_TRACE_TRUNCATE, .path = file->path,
+						  .offset = npages << p->page_shift});
 	/* Release: as the other updates of npages (access.c). */
 	atomic_store_explicit(&file->npages, npages, memory_order_release);
 	return 0;

@@ -11,10 +11,15 @@
  * and fwait's waiters bit 31; every file above changes it only through
  * atomics, and the ones whose ordering more than one file relies on live
  * here:
- *   - dropping a pin (bp_unpin, bp_unpin_checked): release, so the
+ *   - dropping a pin (bp_unpin, bp_unpin_checked, and bp_unpin_claim for
+ *     the pin a claim holds on its LOCKED frame): release, so the
  *     pinner's accesses to the page happen before an evictor's acquire
  *     CAS; seq_cst, for the Dekker pairing with evict.c's wait_for_unpin;
- *     the drop to zero wakes bp_get_timed callers waiting for a frame;
+ *     the drop to zero wakes bp_get_timed callers waiting for a frame.
+ *     Every pin drop in the pool is one of these three (the one
+ *     exception, pin_found's undo at the pin limit, never reaches zero),
+ *     so no drop can leave a frame waiter asleep: wait_for_unpin counts
+ *     every pin, a claim's included, and every drop to zero wakes it;
  *   - pinning a dirty frame for its write-back (bp_pin_if_dirty), which
  *     excludes the evictor's CAS without the partition lock;
  *   - waiting for WRITEBACK or LOCKED to clear, through fwait_bit_wait,
@@ -68,6 +73,33 @@ int bp_unpin_checked(struct bp_pool *p, struct bp_frame *f)
 	if (bp_pins(s) == 1)
 		unpin_wake(p);
 	return 0;
+}
+
+void bp_unpin_claim(struct bp_pool *p, struct bp_frame *f)
+{
+	/* Clear the flags but LOCKED, and drop our own pin only: a lock-free
+	 * hit that found this frame under its old tag may hold a speculative
+	 * pin on it right now (pagetable.c, lookup_pin_fast), and will drop it
+	 * once it sees LOCKED or the tag; wiping the pin field would make
+	 * that unpin wrap the count (tests/bufpool/test_claim_race.c).  The
+	 * frame is free once both pins are gone: try_take_free wants the
+	 * whole word 0.  seq_cst, as bp_unpin's drop: the claim's pin is a
+	 * pin like any other to wait_for_unpin (evict.c), whose all_pinned
+	 * counts it, so this drop is the first half of the same Dekker
+	 * pairing (pin drop, then the load of frame_waiters in unpin_wake). */
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	while (!atomic_compare_exchange_weak_explicit(&f->state, &s,
+			(s & (FWAIT_WAITERS_MASK | BP_F_LOCKED | BP_PIN_MASK)) - BP_PIN_ONE,
+			memory_order_seq_cst, memory_order_relaxed))
+		;
+	/* Release: a later claimer (acquire CAS from 0) sees our writes. */
+	fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
+	/* After the unlock, so that a waiter woken here finds the frame
+	 * free (state 0) rather than LOCKED; one that runs before the
+	 * unlock sees LOCKED and waits for the bit (bp_claim_frame's
+	 * transient wait), which the unlock wakes. */
+	if (bp_pins(s) == 1)
+		unpin_wake(p);
 }
 
 /* Acquire on the pin pairs with the release of the previous unpin.  Callers'

@@ -151,6 +151,7 @@ struct bp_file {
 	struct bp_pool *pool;
 	uint32_t id;
 	int fd;
+	char *path;                   /* as opened: for the I/O trace (fault.c) */
 	unsigned flags;               /* BP_OPEN_READONLY, as opened */
 	uint64_t max_pageno;          /* largest page number: fits off_t and the tag */
 	_Atomic uint64_t npages;      /* pages in the file, including created ones */
@@ -389,6 +390,8 @@ struct bp_pool {
 	 * callback's answers and bp_log_durable; relaxed: only compared). */
 	int (*flush_log)(void *arg, uint64_t lsn, uint64_t *durable);
 	void *flush_log_arg;
+	bp_io_trace_fn io_trace;      /* bp_config.io_trace (fault.c reports) */
+	void *io_trace_arg;
 	_Atomic uint64_t durable_lsn;
 	_Atomic uint64_t unpin_seq;   /* bumped on unpin-to-zero while someone waits */
 	_Atomic uint32_t frame_waiters;
@@ -496,6 +499,10 @@ void bp_unpin(struct bp_pool *p, struct bp_frame *f);
 /* bp_unpin for a caller that may not hold a pin (bp_release): 0, or
  * -EINVAL (and nothing changed) if f has no pin. */
 int bp_unpin_checked(struct bp_pool *p, struct bp_frame *f);
+/* Drop the pin of a claim (LOCKED | our pin), clear the flags and LOCKED:
+ * the frame is free once any other (speculative) pin is gone; the last
+ * pin wakes frame waiters, as bp_unpin's does. */
+void bp_unpin_claim(struct bp_pool *p, struct bp_frame *f);
 /* Pin f for its write-back, only while it is DIRTY and neither WRITEBACK
  * nor LOCKED (one CAS): true if pinned. */
 bool bp_pin_if_dirty(struct bp_frame *f);
@@ -546,6 +553,13 @@ void bp_fault_destroy(struct bp_pool *p);
  * added latency (SLOW). */
 enum bp_fault_action bp_fault_check(struct bp_pool *p, enum bp_fault_op op,
 				    uint64_t pageno, int *err, uint64_t *delay_us);
+/* Report ev to bp_config.io_trace: its answer (0, or at SYNC_BEGIN an
+ * errno to inject), 0 without a hook. */
+int bp_trace(struct bp_pool *p, const struct bp_io_trace_event *ev);
+/* Report a sync of path about to start: 0 (sync), or the negative errno
+ * the hook injects (do not sync: fail with it). */
+int bp_trace_sync_begin(struct bp_pool *p, const char *path);
+void bp_trace_sync_end(struct bp_pool *p, const char *path, int result);
 
 /* latch.c (layer 3) */
 void bp_latch_peek(const struct bp_frame *f, uint32_t *shared, bool *excl, uint32_t *waiters);

@@ -266,6 +266,32 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 	return err;
 }
 
+/* Report a page write that returned (err: 0 or its positive errno) to the
+ * I/O trace, before its completion is published: the bytes the file got,
+ * which with checksums are the page sealed as its bounce buffer was (the
+ * frame is still under WRITEBACK, so its data is what was written). */
+static void trace_write(struct bp_pool *p, struct bp_io_req *r, int err)
+{
+	const unsigned char *data = r->frame->data;
+	unsigned char *sealed = NULL;
+	if (p->flags & BP_OPEN_CHECKSUMS) {
+		sealed = malloc(p->page_size);
+		if (sealed) {
+			memcpy(sealed, data, p->page_size);
+			put_le32(trailer(p, sealed),
+				 page_checksum(p, sealed, bp_tag_page(r->pageno)));
+			data = sealed;
+		} else {
+			err = ENOMEM; /* cannot say what was written: a failed write */
+		}
+	}
+	bp_trace(p, &(struct bp_io_trace_event){.op = BP_IO_TRACE_WRITE, .result = -err,
+		.path = bp_file_of(p, r->pageno)->path,
+		.offset = bp_tag_page(r->pageno) << p->page_shift, .len = p->page_size,
+		.data = data});
+	free(sealed);
+}
+
 static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 {
 	struct bp_frame *f = r->frame;
@@ -282,6 +308,8 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 		fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
 		return;
 	}
+	if (p->io_trace)
+		trace_write(p, r, err);
 	if (err) {
 		bp_count(p, BP_C_WRITE_ERRORS);
 		int zero = 0;
@@ -596,10 +624,15 @@ int bp_io_fsync_file(struct bp_pool *p, struct bp_file *file)
 	if (delay)
 		sleep_us(delay);
 	bp_count(p, BP_C_FSYNCS);
-	if (a == BP_FA_NONE && fsync(file->fd) < 0)
+	int inject = a == BP_FA_NONE ? bp_trace_sync_begin(p, file->path) : 0;
+	if (inject)
+		err = -inject;
+	else if (a == BP_FA_NONE && fsync(file->fd) < 0)
 		err = errno;
 	else if (a == BP_FA_SHORT)
 		err = EIO;
+	if (a == BP_FA_NONE)
+		bp_trace_sync_end(p, file->path, -err);
 	if (err) {
 		bp_count(p, BP_C_FSYNC_ERRORS);
 		/* The first failure is the one kept (relaxed: fsync_lock

@@ -232,6 +232,8 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	p->log_arg = cfg->log_arg;
 	p->flush_log = cfg->flush_log;
 	p->flush_log_arg = cfg->flush_log_arg;
+	p->io_trace = cfg->io_trace;
+	p->io_trace_arg = cfg->io_trace_arg;
 	atomic_init(&p->durable_lsn, 0);
 	atomic_init(&p->clock_hand, 0);
 	atomic_init(&p->write_err, 0);

@@ -88,12 +88,20 @@ struct kv_config {
 	 * the file.  Not durable: -EINVAL with durable or for a store that
 	 * has a log (the pool's write-ahead hook is its owner's). */
 	struct bp_pool *shared_pool;
+	/* Tests only: recover as before issue 28, trusting every log byte
+	 * replay could read (kv_log_replay's trust_read), so that the
+	 * power-loss test can show it catches that recovery. */
+	bool break_recovery;
 };
 #define KV_CHECKPOINT_BYTES_DEFAULT (UINT64_C(64) << 20)
 
 /* Open (or create) a store.  *out is set only on success.  -EINVAL for bad
  * arguments or a file that is not a store of this geometry (-EBADMSG), or
- * the error of bp_open. */
+ * the error of bp_open.  An empty file with a log that was never used (the
+ * first kv_open of the store, create or truncate, interrupted by a crash
+ * before it returned) is formatted without create: it was being made an
+ * empty store, and nothing in it was acknowledged.  Every change to the
+ * store's files is reported to cfg->pool.io_trace, the log's included. */
 int kv_open(struct kv_store **out, const struct kv_config *cfg);
 /* Flush everything through bp_close and free the store (NULL is a no-op).
  * Returns 0 or the first write/fsync error; on an error the unwritten pages

@@ -18,6 +18,23 @@
  * Integers are in host order: the log is read by the machine that wrote
  * it, as the store file is.
  *
+ * Recovery trusts no byte it merely read.  After a crash the log's last
+ * writes may sit only in the OS page cache (the dead process never synced
+ * them), or worse, in pages a failed fdatasync left clean but unwritten
+ * (Linux forgets the dirtiness of pages it failed to write, and a later
+ * fdatasync returns 0 without writing them).  Records read from there are
+ * not durable, yet replay would stamp their LSNs on pages the pool may
+ * then write, and the next recovery, if the power failed meanwhile, would
+ * find those pages above a log that lost its tail.  So replay first reads
+ * every whole record and writes its bytes back where they are (dirtying
+ * them again), cuts the torn tail, and syncs: only then is anything
+ * durable and applied.  The rewrite costs one pass over the log since the
+ * last checkpoint, once per recovery.
+ *
+ * Every change to the log's files is reported to the store's I/O trace
+ * hook (bufpool.h, "I/O tracing"), as the pool reports its own, and the
+ * hook may fail a sync there (an injected EIO).
+ *
  * Locks: mu guards the buffers, positions, err and the counters; ctl_mu
  * serialises control-file writers (a checkpoint and a reset).  The
  * flusher writes the spare buffer with mu released; flushing tells the
@@ -52,6 +69,8 @@ struct kv_log_buf {
 
 struct kv_log {
 	int fd;
+	bp_io_trace_fn trace;       /* the I/O trace hook, or NULL (set at open) */
+	void *trace_arg;
 	char *wal_path, *ctl_path, *tmp_path, *dir_path;
 	uint32_t page_bytes, value_size;
 	size_t max_record;
@@ -142,26 +161,77 @@ static int pread_all(int fd, void *buf, size_t len, off_t off)
 	return 0;
 }
 
+/* The file operations that change something, each reported to the trace
+ * hook after it returned (a sync: before it starts too, and the hook may
+ * fail it), as bufpool.h's "I/O tracing" orders them. */
+static int trace(const struct kv_log *log, const struct bp_io_trace_event *ev)
+{
+	return log->trace ? log->trace(log->trace_arg, ev) : 0;
+}
+
+static int open_traced(const struct kv_log *log, const char *path, int oflags)
+{
+	int fd = open(path, oflags, 0644);
+	if (fd >= 0)
+		trace(log, &(struct bp_io_trace_event){.op = BP_IO_TRACE_OPEN, .path = path,
+			.flags = ((oflags & O_CREAT) ? BP_IO_TRACE_CREAT : 0u) |
+				 ((oflags & O_TRUNC) ? BP_IO_TRACE_TRUNC : 0u)});
+	return fd;
+}
+
+static int pwrite_traced(const struct kv_log *log, int fd, const char *path, const void *buf,
+			 size_t len, off_t off)
+{
+	int rc = pwrite_all(fd, buf, len, off);
+	trace(log, &(struct bp_io_trace_event){.op = BP_IO_TRACE_WRITE, .result = rc,
+		.path = path, .offset = (uint64_t)off, .len = len, .data = buf});
+	return rc;
+}
+
+/* fdatasync (data_only) or fsync fd, the file or directory at path. */
+static int sync_traced(const struct kv_log *log, int fd, const char *path, bool data_only)
+{
+	int rc = trace(log, &(struct bp_io_trace_event){.op = BP_IO_TRACE_SYNC_BEGIN,
+							  .path = path});
+	if (rc >= 0)
+		rc = (data_only ? fdatasync(fd) : fsync(fd)) < 0 ? -errno : 0;
+	trace(log, &(struct bp_io_trace_event){.op = BP_IO_TRACE_SYNC_END, .path = path,
+						  .result = rc});
+	return rc;
+}
+
+/* Cut the .wal to size bytes and make that durable. */
+static int truncate_wal(const struct kv_log *log, uint64_t size)
+{
+	if (ftruncate(log->fd, (off_t)size) < 0)
+		return -errno;
+	trace(log, &(struct bp_io_trace_event){.op = BP_IO_TRACE_TRUNCATE, .path = log->wal_path,
+						  .offset = size});
+	return sync_traced(log, log->fd, log->wal_path, true);
+}
+
 /* Replace the control file: a crash leaves the old one or the new one. */
 static int write_ctl(struct kv_log *log, uint64_t base, uint64_t redo)
 {
 	struct kv_log_ctl c = {.magic = KV_LOG_CTL_MAGIC, .base = base, .redo = redo,
 			       .page_bytes = log->page_bytes, .value_size = log->value_size};
 	c.crc = util_crc32c(0, &c, offsetof(struct kv_log_ctl, crc));
-	int fd = open(log->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = open_traced(log, log->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	int rc = pwrite_all(fd, &c, sizeof(c), 0);
-	if (rc == 0 && fsync(fd) < 0)
-		rc = -errno;
+	int rc = pwrite_traced(log, fd, log->tmp_path, &c, sizeof(c), 0);
+	if (rc == 0)
+		rc = sync_traced(log, fd, log->tmp_path, false);
 	if (close(fd) < 0 && rc == 0)
 		rc = -errno;
 	if (rc == 0 && rename(log->tmp_path, log->ctl_path) < 0)
 		rc = -errno;
-	if (rc == 0) { /* the rename is durable only with its directory */
+	if (rc == 0) /* the rename is durable only with its directory */
+		trace(log, &(struct bp_io_trace_event){.op = BP_IO_TRACE_RENAME,
+			.path = log->tmp_path, .path2 = log->ctl_path});
+	if (rc == 0) {
 		int dfd = open(log->dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0 || fsync(dfd) < 0)
-			rc = -errno;
+		rc = dfd < 0 ? -errno : sync_traced(log, dfd, log->dir_path, false);
 		if (dfd >= 0)
 			close(dfd);
 	}
@@ -236,12 +306,14 @@ void kv_log_close(struct kv_log *log)
 }
 
 int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page_bytes,
-		uint32_t value_size)
+		uint32_t value_size, bp_io_trace_fn trace_fn, void *trace_arg)
 {
 	struct kv_log *log = calloc(1, sizeof(*log));
 	if (!log)
 		return -ENOMEM;
 	log->fd = -1;
+	log->trace = trace_fn;
+	log->trace_arg = trace_arg;
 	log->page_bytes = page_bytes;
 	log->value_size = value_size;
 	log->max_record = sizeof(struct rec_hdr) +
@@ -263,7 +335,7 @@ int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page
 		}
 	}
 	if (rc == 0) {
-		log->fd = open(log->wal_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+		log->fd = open_traced(log, log->wal_path, O_RDWR | O_CREAT | O_CLOEXEC);
 		if (log->fd < 0)
 			rc = -errno;
 	}
@@ -271,9 +343,8 @@ int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page
 		/* The file first, then the control file that says it is
 		 * empty: a crash in between leaves an empty log either way. */
 		c = (struct kv_log_ctl){.base = KV_LOG_FIRST_POS, .redo = KV_LOG_FIRST_POS};
-		if (ftruncate(log->fd, 0) < 0 || fdatasync(log->fd) < 0)
-			rc = -errno;
-		else
+		rc = truncate_wal(log, 0);
+		if (rc == 0)
 			rc = write_ctl(log, c.base, c.redo);
 	}
 	if (rc) {
@@ -403,9 +474,10 @@ int kv_log_flush(struct kv_log *log, uint64_t end, bool commit, uint64_t *durabl
 		log->act_pos += w.used;
 		uint64_t to = log->act_pos;
 		pthread_mutex_unlock(&log->mu);
-		int rc = pwrite_all(log->fd, w.p, w.used, (off_t)(from - log->base));
-		if (rc == 0 && fdatasync(log->fd) < 0)
-			rc = -errno;
+		int rc = pwrite_traced(log, log->fd, log->wal_path, w.p, w.used,
+				       (off_t)(from - log->base));
+		if (rc == 0)
+			rc = sync_traced(log, log->fd, log->wal_path, true);
 		pthread_mutex_lock(&log->mu);
 		w.used = 0;
 		log->spare = w;
@@ -462,15 +534,21 @@ int kv_log_set_redo(struct kv_log *log, uint64_t redo)
 		/* Nothing below redo is read again or rewritten.  A file
 		 * system without hole punching keeps the bytes: harmless. */
 		uint64_t cut = (redo - log->base) & ~UINT64_C(4095);
-		if (cut)
-			(void)fallocate(log->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
-					(off_t)cut);
+		if (cut && fallocate(log->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+				     (off_t)cut) == 0)
+			trace(log, &(struct bp_io_trace_event){.op = BP_IO_TRACE_PUNCH,
+				.path = log->wal_path, .offset = 0, .len = cut});
 	}
 	pthread_mutex_unlock(&log->ctl_mu);
 	return rc;
 }
 
 uint32_t kv_log_value_size(const struct kv_log *log) { return log->value_size; }
+
+bool kv_log_unused(struct kv_log *log)
+{
+	return log->base == KV_LOG_FIRST_POS && kv_log_end(log) == KV_LOG_FIRST_POS;
+}
 
 int kv_log_reset(struct kv_log *log, uint32_t value_size)
 {
@@ -483,8 +561,8 @@ int kv_log_reset(struct kv_log *log, uint32_t value_size)
 	/* Control file first: once it says base = end, whatever the old file
 	 * holds sits at positions below end, which no record can claim. */
 	rc = write_ctl(log, end, end);
-	if (rc == 0 && (ftruncate(log->fd, 0) < 0 || fdatasync(log->fd) < 0))
-		rc = -errno;
+	if (rc == 0)
+		rc = truncate_wal(log, 0);
 	if (rc == 0) {
 		pthread_mutex_lock(&log->mu);
 		log->base = log->redo = log->fpw_from = end;
@@ -521,57 +599,91 @@ static bool parse_parts(const struct kv_log *log, const uint8_t *p, const uint8_
 	return p == stop;
 }
 
-int kv_log_replay(struct kv_log *log, kv_log_apply_fn apply, void *arg, uint64_t *records)
+/* The record at pos, read into buf and its parts parsed: its length, 0 at
+ * the end of the log (nothing, or a torn or stale record), or a negative
+ * errno (a read error). */
+static int64_t read_record(struct kv_log *log, uint64_t pos, uint8_t *buf,
+			   struct kv_log_part *parts, unsigned *nparts)
 {
-	uint64_t pos = log->redo, nrec = 0;
+	struct rec_hdr h;
+	off_t off = (off_t)(pos - log->base);
+	int r = pread_all(log->fd, &h, sizeof(h), off);
+	if (r)
+		return r == -ENODATA ? 0 : r;
+	if (h.lsn != pos || h.len < sizeof(h) || h.len % 8 || h.len > log->max_record ||
+	    h.nparts == 0 || h.nparts > KV_LOG_MAX_PARTS)
+		return 0;
+	r = pread_all(log->fd, buf, h.len, off);
+	if (r)
+		return r == -ENODATA ? 0 : r;
+	if (util_crc32c(0, buf + sizeof(h.crc), h.len - sizeof(h.crc)) != h.crc ||
+	    !parse_parts(log, buf + sizeof(h), buf + h.len, h.nparts, parts))
+		return 0;
+	*nparts = h.nparts;
+	return h.len;
+}
+
+static void set_durable(struct kv_log *log, uint64_t pos)
+{
+	pthread_mutex_lock(&log->mu);
+	log->act_pos = log->durable = pos;
+	pthread_mutex_unlock(&log->mu);
+}
+
+/* Find the end of the whole records from redo on, writing each back where
+ * it is; cut the tail there and sync (see the design note): then every
+ * record below *end is durable. */
+static int make_durable(struct kv_log *log, uint8_t *buf, struct kv_log_part *parts,
+			uint64_t *end)
+{
+	uint64_t pos = log->redo;
+	unsigned n;
+	int64_t len;
+	while ((len = read_record(log, pos, buf, parts, &n)) > 0) {
+		int rc = pwrite_traced(log, log->fd, log->wal_path, buf, (size_t)len,
+				       (off_t)(pos - log->base));
+		if (rc)
+			return rc;
+		pos += (uint64_t)len;
+	}
+	if (len < 0)
+		return (int)len;
+	*end = pos;
+	return truncate_wal(log, pos - log->base);
+}
+
+int kv_log_replay(struct kv_log *log, kv_log_apply_fn apply, void *arg, bool trust_read,
+		  uint64_t *records)
+{
+	uint64_t pos = log->redo, end = UINT64_MAX, nrec = 0;
 	uint8_t *buf = malloc(log->max_record);
 	struct kv_log_part *parts = malloc(KV_LOG_MAX_PARTS * sizeof(*parts));
 	int rc = buf && parts ? 0 : -ENOMEM;
-	while (rc == 0) {
-		struct rec_hdr h;
-		off_t off = (off_t)(pos - log->base);
-		int r = pread_all(log->fd, &h, sizeof(h), off);
-		if (r == -ENODATA)
-			break;
-		if (r) {
-			rc = r;
-			break;
-		}
-		if (h.lsn != pos || h.len < sizeof(h) || h.len % 8 || h.len > log->max_record ||
-		    h.nparts == 0 || h.nparts > KV_LOG_MAX_PARTS)
-			break; /* the end: nothing, or a torn or stale header */
-		r = pread_all(log->fd, buf, h.len, off);
-		if (r == -ENODATA)
-			break;
-		if (r) {
-			rc = r;
+	if (rc == 0 && !trust_read && (rc = make_durable(log, buf, parts, &end)) == 0)
+		set_durable(log, end); /* the pool may write what replay dirties */
+	while (rc == 0 && pos < end) {
+		unsigned n;
+		int64_t len = read_record(log, pos, buf, parts, &n);
+		if (len <= 0) {
+			/* Only a trusting replay finds its end here; the
+			 * records below a synced end were read once already. */
+			rc = len < 0 ? (int)len : trust_read ? 0 : -EIO;
 			break;
 		}
-		if (util_crc32c(0, buf + sizeof(h.crc), h.len - sizeof(h.crc)) != h.crc ||
-		    !parse_parts(log, buf + sizeof(h), buf + h.len, h.nparts, parts))
-			break;
-		/* The record is whole on disk: durable, so the pool may write
-		 * the pages replay dirties with its LSN. */
-		pthread_mutex_lock(&log->mu);
-		log->act_pos = log->durable = pos + h.len;
-		pthread_mutex_unlock(&log->mu);
-		for (unsigned i = 0; i < h.nparts && rc == 0; i++)
+		if (trust_read) /* kv_config.break_recovery: the old, wrong way */
+			set_durable(log, pos + (uint64_t)len);
+		for (unsigned i = 0; i < n && rc == 0; i++)
 			rc = apply(arg, pos, &parts[i]);
-		pos += h.len;
+		pos += (uint64_t)len;
 		nrec++;
 	}
 	free(buf);
 	free(parts);
-	if (rc)
-		return rc;
-	/* Cut the torn tail, so new records follow the last whole one. */
-	if (ftruncate(log->fd, (off_t)(pos - log->base)) < 0 || fdatasync(log->fd) < 0)
-		return -errno;
-	pthread_mutex_lock(&log->mu);
-	log->act_pos = log->durable = pos;
-	pthread_mutex_unlock(&log->mu);
-	*records = nrec;
-	return 0;
+	if (rc == 0 && trust_read && (rc = truncate_wal(log, pos - log->base)) == 0)
+		set_durable(log, pos);
+	if (rc == 0)
+		*records = nrec;
+	return rc;
 }
 
 /* ---- Counters ------------------------------------------------------------------ */

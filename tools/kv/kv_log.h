@@ -74,9 +74,10 @@ struct kv_log_part {
  * value size is kept (kv_log_value_size) and its page size must be
  * page_bytes (the pool's bp_data_size), else -EBADMSG.  The pool's
  * flush_log is set up by the caller to kv_log_flush_for_pool with this
- * log.  0 or a negative errno. */
+ * log.  Every change to the log's files is reported to trace_fn (NULL:
+ * none), as bufpool.h's "I/O tracing" describes.  0 or a negative errno. */
 int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page_bytes,
-		uint32_t value_size);
+		uint32_t value_size, bp_io_trace_fn trace_fn, void *trace_arg);
 void kv_log_close(struct kv_log *log);
 /* Whether the store at path has a log (its control file exists). */
 bool kv_log_exists(const char *path);
@@ -116,6 +117,9 @@ uint64_t kv_log_end(struct kv_log *log);
  * file's space below it where the file system can.  0 or a negative errno
  * (the old control file stands). */
 int kv_log_set_redo(struct kv_log *log, uint64_t redo);
+/* Whether the log was never used: it starts at the first position and
+ * holds no record (after kv_log_replay: none was found). */
+bool kv_log_unused(struct kv_log *log);
 /* The value size of UPSERT parts (what kv_log_replay reads). */
 uint32_t kv_log_value_size(const struct kv_log *log);
 /* Everything logged is in pages on disk: start the file afresh at the
@@ -124,14 +128,20 @@ uint32_t kv_log_value_size(const struct kv_log *log);
  * appender running.  0 or a negative errno. */
 int kv_log_reset(struct kv_log *log, uint32_t value_size);
 
-/* Replay: call apply for every part of every whole record from the redo
- * position on, in log order, with the record's LSN; stop at the first
- * record that is incomplete or fails its CRC (the torn tail of a crash),
- * cut the file there and continue the log from it.  Call once, right
+/* Replay: find the whole records from the redo position on, up to the
+ * first that is incomplete or fails its CRC (the torn tail of a crash);
+ * write them back, cut the file there and sync it, so that they are
+ * durable before anything is applied (kv_log.c: "Recovery trusts no byte
+ * it merely read"); then call apply for every part of every one, in log
+ * order, with the record's LSN, and continue the log from the end.
+ * trust_read (kv_config.break_recovery, tests only) restores the old,
+ * wrong replay: records are called durable as they are read and applied
+ * at once, and the file is synced only at the end.  Call once, right
  * after kv_log_open, before any append.  *records = the records replayed.
- * 0, the first non-zero return of apply, or a read error. */
+ * 0, the first non-zero return of apply, or an I/O error. */
 typedef int (*kv_log_apply_fn)(void *arg, uint64_t lsn, const struct kv_log_part *part);
-int kv_log_replay(struct kv_log *log, kv_log_apply_fn apply, void *arg, uint64_t *records);
+int kv_log_replay(struct kv_log *log, kv_log_apply_fn apply, void *arg, bool trust_read,
+		  uint64_t *records);
 
 /* Counters (kv.h's struct kv_log_stats; recovered_records is kv_open's). */
 struct kv_log_stats;

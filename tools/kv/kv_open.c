@@ -8,11 +8,18 @@
  * log (kv_log.c) and recovery (kv_recover.c).
  *
  * kv_open, in order:
- *   1. open the pool (its flush_log is the log's, when durable);
+ *   1. open the pool (its flush_log is the log's, when durable); with
+ *      truncate, make the truncation durable (bp_flush syncs the file)
+ *      before step 2 restarts the log at position 1: a power failure must
+ *      not bring back the old pages, whose LSNs the new log starts below,
+ *      so that the redo rule would skip the new records on them;
  *   2. if the store has a log (a control file; always when durable),
  *      replay it from its redo position: the pages come back to their
  *      state at the last durable record (kv_recover.c);
  *   3. format an empty file (logged, when durable) or load the meta page;
+ *      an empty file is formatted without create too when its log was
+ *      never used (at the first position, nothing replayed): a first
+ *      kv_open cut short by a crash, which acknowledged nothing;
  *   4. with a log: write every page (bp_flush) and start the log afresh
  *      at its end (kv_log_reset), so the next recovery reads nothing of
  *      this one.  A crash anywhere in 1-4 recovers again, from the same
@@ -99,13 +106,14 @@ static int recover_and_load(struct kv_store *kv, struct kv_log *log, const struc
 		kv->value_size = kv_log_value_size(log);
 		rc = set_geometry(kv) ? -EBADMSG : 0;
 		if (rc == 0)
-			rc = kv_log_replay(log, kv_recover_apply, kv, &kv->recovered_records);
+			rc = kv_log_replay(log, kv_recover_apply, kv, cfg->break_recovery,
+					   &kv->recovered_records);
 		if (rc)
 			return rc;
 	}
 	bool fresh = bp_file_page_count(kv->file) == 0;
 	kv->value_size = cfg->value_size ? cfg->value_size : KV_VALUE_SIZE_DEFAULT;
-	if (fresh && !cfg->create && !cfg->truncate)
+	if (fresh && !cfg->create && !cfg->truncate && !(log && kv_log_unused(log)))
 		return -EBADMSG; /* an empty file we were not asked to format */
 	if (fresh)
 		return set_geometry(kv) ? -EINVAL : format_store(kv);
@@ -173,12 +181,15 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 		rc = bp_open(&kv->pool, &pc);
 		kv->own_pool = rc == 0;
 		kv->file = bp_pool_file(kv->pool);
+		if (rc == 0 && cfg->truncate) /* step 1: the truncation durable */
+			rc = bp_flush(kv->pool);
 	}
 	/* A store with a log is recovered, durable or not: a crashed durable
 	 * run must not be changed unlogged and replayed over later. */
 	if (rc == 0 && (cfg->durable || kv_log_exists(cfg->path)))
 		rc = kv_log_open(&log, cfg->path, cfg->truncate, bp_data_size(kv->pool),
-				 cfg->value_size ? cfg->value_size : KV_VALUE_SIZE_DEFAULT);
+				 cfg->value_size ? cfg->value_size : KV_VALUE_SIZE_DEFAULT,
+				 cfg->pool.io_trace, cfg->pool.io_trace_arg);
 	if (rc == 0 && log)
 		kv_log_set_pool(log, kv->pool);
 	/* Set before any page has an LSN, so the pool's I/O threads, which

@@ -133,6 +133,10 @@ enum bp_state_bit {
 #define BP_OPEN_CHECKSUMS 0x40u
 #define BP_CHECKSUM_BYTES 4u
 
+/* The I/O trace hook (bp_config.io_trace; see "I/O tracing" below). */
+struct bp_io_trace_event;
+typedef int (*bp_io_trace_fn)(void *io_trace_arg, const struct bp_io_trace_event *ev);
+
 /* Zero-initialise and set what you need; every 0 means "default". */
 struct bp_config {
 	const char *path;           /* file of pages; required */
@@ -168,6 +172,11 @@ struct bp_config {
 	 * thread count; 0 = BP_IO_DEPTH_DEFAULT, max BP_IO_DEPTH_MAX). */
 	unsigned io_engine;
 	unsigned io_depth;
+	/* Every change the pool makes to its files, reported as it happens
+	 * (NULL = none): for tests that rebuild what a power failure leaves
+	 * (see "I/O tracing"). */
+	bp_io_trace_fn io_trace;
+	void *io_trace_arg;
 };
 
 /* bp_config.io_engine.  AUTO: io_uring where the build has it and the
@@ -508,6 +517,57 @@ struct bp_fault {
 int bp_fault_set(struct bp_pool *pool, const struct bp_fault *fault);
 /* Remove every rule.  -EINVAL for NULL. */
 int bp_fault_clear(struct bp_pool *pool);
+
+/* ---- I/O tracing (tests: what a power failure would leave) --------------------- */
+
+/* Every operation that changes the pool's files (and, for an engine that
+ * reports its own files through the same hook, theirs) is reported to
+ * bp_config.io_trace, so that a test can record them and rebuild, for any
+ * point of the run, the files a power failure there could leave: what a
+ * successful sync covered, and any subset of the rest (SQLite's crash-test
+ * VFS, ALICE and CrashMonkey work so).
+ *
+ * Ordering guarantee: an event is reported after its operation returned
+ * (OPEN, WRITE, TRUNCATE, PUNCH, RENAME, SYNC_END) or just before it
+ * starts (SYNC_BEGIN), and before anything that depends on it is done: a
+ * page's write-back is complete (WRITEBACK cleared) only after its WRITE
+ * event was reported, and a sync's caller learns its result only after
+ * its SYNC_END.  Hence for a sync whose SYNC_END reports 0, every WRITE,
+ * TRUNCATE and PUNCH of that path reported before its SYNC_BEGIN is
+ * durable after it; one reported after the SYNC_BEGIN may or may not be.
+ * A sync of a directory makes the creations (OPEN with BP_IO_TRACE_CREAT)
+ * and RENAMEs into it reported before its SYNC_BEGIN durable.  The pool
+ * itself never syncs a directory: an engine that creates files makes
+ * their names durable itself.
+ *
+ * The hook is called from any thread, several at once (the io_uring
+ * engine reports page writes from its reaper thread), and must not call
+ * into the pool.  It returns 0; at SYNC_BEGIN it may instead return a
+ * negative errno, and that sync then fails with it without syncing: an
+ * injected fsync error, seen by the caller as the kernel's (after which
+ * Linux forgets the dirtiness of the pages it failed to write, so a
+ * power-loss model must treat the writes that sync was to cover as never
+ * durable).  Its return is ignored for every other event. */
+enum bp_io_trace_op {
+	BP_IO_TRACE_OPEN = 1,   /* path opened (flags) */
+	BP_IO_TRACE_WRITE,      /* path, offset, len, data; result */
+	BP_IO_TRACE_TRUNCATE,   /* path; offset = the new size */
+	BP_IO_TRACE_PUNCH,      /* path, offset, len: a hole (reads as zeros) */
+	BP_IO_TRACE_SYNC_BEGIN, /* path (a file or a directory) */
+	BP_IO_TRACE_SYNC_END,   /* path; result */
+	BP_IO_TRACE_RENAME,     /* path renamed to path2 */
+};
+#define BP_IO_TRACE_CREAT 0x1u /* OPEN: O_CREAT was given */
+#define BP_IO_TRACE_TRUNC 0x2u /* OPEN: O_TRUNC was given (the file is empty) */
+struct bp_io_trace_event {
+	enum bp_io_trace_op op;
+	int result;             /* WRITE, SYNC_END: 0 or a negative errno */
+	unsigned flags;         /* OPEN: BP_IO_TRACE_* */
+	const char *path;       /* as it was opened */
+	const char *path2;      /* RENAME: the new name */
+	uint64_t offset, len;   /* WRITE, PUNCH: the range; TRUNCATE: offset = size */
+	const void *data;       /* WRITE: the len bytes written (valid during the call) */
+};
 
 /* ---- Statistics and introspection ---------------------------------------------- */
 
