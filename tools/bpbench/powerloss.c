@@ -64,8 +64,8 @@ static void plan_round(struct pl_run *P, struct crash_round *r)
 	P->clean_after = target;
 	r->target = P->clean ? UINT64_MAX : target;
 	P->eio_at = 0;
-	if (rng_below(&rng, 3) == 0) {
-		P->eio_file = rng_below(&rng, 2) ? PL_F_WAL : PL_F_DATA;
+	if (rng_below(&rng, 2) == 0) {
+		P->eio_file = rng_below(&rng, 4) ? PL_F_WAL : PL_F_DATA;
 		P->eio_at = 1 + rng_below(&rng, P->eio_file == PL_F_WAL ? target : 3);
 	}
 }

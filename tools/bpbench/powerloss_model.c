@@ -378,7 +378,7 @@ int pl_model_volatile(struct pl_model *m, unsigned name, uint8_t **buf, uint64_t
 	if (ino < 0)
 		return 0;
 	struct content c = {0};
-	if (inode_content(m, ino, NULL, &c) || content_size(&c, c.size ? c.size : 1)) {
+	if (inode_content(m, ino, NULL, &c) || (!c.b && !(c.b = malloc(1)))) {
 		free(c.b);
 		return -ENOMEM;
 	}

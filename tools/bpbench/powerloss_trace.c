@@ -150,7 +150,7 @@ static int read_all(const char *path, struct pl_trace *t, int *fdp)
 
 int pl_trace_load(const char *path, struct pl_trace *t)
 {
-	int fd;
+	int fd = -1;
 	*t = (struct pl_trace){0};
 	int rc = read_all(path, t, &fd);
 	if (rc)
