@@ -30,8 +30,9 @@
  * operations.
  *
  * Cuts.  N cut points over the whole trace from stream CRASH_STREAM(0,
- * 0xfffe): half uniform, half just after a SYNC_END or an ACK (where a
- * lost write shows).  In increasing order, one pass over the trace feeds
+ * 0xfffe): a third uniform, a third just after a SYNC_END or an ACK (where
+ * a lost write shows), a third among the first PL_RECOVERY_EVENTS events
+ * of a round (its recovery: pages written before the log is synced).  In increasing order, one pass over the trace feeds
  * a fresh model and the acks; at each cut the state (coins from stream
  * CRASH_STREAM(s + 1, 0xfffd), s the state's number) is written to the
  * state directory and checked (powerloss_check.c).  The first 5 failing
@@ -51,6 +52,9 @@
 #include "util/clock.h"
 
 #define PL_PRINT_FAILURES 5
+/* A recovery (kv_open after a kill) and the first writes after it: the
+ * events after a PL_ROUND that a third of the cuts fall among. */
+#define PL_RECOVERY_EVENTS 200
 
 static const char *const pl_name[PL_NNAMES] = {"", ".wal", ".ctl", ".ctl.tmp"};
 
@@ -246,13 +250,30 @@ static uint64_t *choose_cuts(const struct pl_run *P, const struct pl_trace *t)
 		free(mark);
 		return NULL;
 	}
-	for (size_t i = 0; i < t->n; i++)
+	size_t *start = malloc((t->n + 1) * sizeof(*start)), nstart = 0;
+	if (!start) {
+		free(cut);
+		free(mark);
+		return NULL;
+	}
+	for (size_t i = 0; i < t->n; i++) {
 		if (t->ev[i].type == PL_ACK || t->ev[i].type == BP_IO_TRACE_SYNC_END)
 			mark[nmark++] = i;
+		if (t->ev[i].type == PL_ROUND)
+			start[nstart++] = i;
+	}
 	struct rng rng = rng_seeded(P->C.o.seed, CRASH_STREAM(0, 0xfffe));
-	for (uint64_t s = 0; s < N; s++)
-		cut[s] = nmark && rng_below(&rng, 2) ? mark[rng_below(&rng, nmark)] + 1
-						     : 1 + rng_below(&rng, t->n);
+	for (uint64_t s = 0; s < N; s++) {
+		uint64_t kind = rng_below(&rng, 3), c;
+		if (kind == 0 && nmark)
+			c = mark[rng_below(&rng, nmark)] + 1;
+		else if (kind == 1 && nstart) /* in a recovery: its first events */
+			c = start[rng_below(&rng, nstart)] + 1 + rng_below(&rng, PL_RECOVERY_EVENTS);
+		else
+			c = 1 + rng_below(&rng, t->n);
+		cut[s] = c < t->n ? c : t->n;
+	}
+	free(start);
 	free(mark);
 	qsort(cut, N, sizeof(*cut), cut_cmp);
 	return cut;
@@ -345,8 +366,13 @@ static int setup_dir(struct pl_run *P)
 		}
 	}
 	snprintf(P->store, sizeof(P->store), "%s/store.db", P->dir);
-	snprintf(P->state, sizeof(P->state), "%s/state", P->dir);
 	snprintf(P->trace, sizeof(P->trace), "%s/trace", P->dir);
+	/* the states need a file system, not durability: tmpfs where there is
+	 * one (their recoveries' fsyncs cost nothing there) */
+	struct stat st;
+	snprintf(P->state, sizeof(P->state), "/dev/shm/bpbench-power-state.XXXXXX");
+	if (stat("/dev/shm", &st) != 0 || !S_ISDIR(st.st_mode) || !mkdtemp(P->state))
+		snprintf(P->state, sizeof(P->state), "%s/state", P->dir);
 	if (mkdir(P->state, 0755) != 0 && errno != EEXIST) {
 		fprintf(stderr, PL_PROG ": mkdir %s: %s\n", P->state, strerror(errno));
 		return -errno;
