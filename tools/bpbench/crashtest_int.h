@@ -58,6 +58,7 @@ struct crash_opts {
 	 * test-only switch of the store's old trusting replay */
 	bool power_loss, break_recovery;
 	uint64_t states;
+	unsigned truncate_every; /* 0: only round 1 opens truncating */
 };
 
 /* One acknowledged change, as it travels on the pipe (native byte order:

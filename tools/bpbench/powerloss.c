@@ -10,8 +10,8 @@
  * crashtest's process helpers, the store, util's clock and gen.h's rng.
  *
  * Rounds.  Round r's plan comes from stream CRASH_STREAM(r, 0) of the
- * seed: the kill after 1..max_acks acks; round 1 and one in eight later
- * rounds open truncating (a new epoch); one in four closes cleanly at
+ * seed: the kill after 1..max_acks acks; round 1 and one in
+ * --truncate-every later rounds open truncating (a new epoch); one in four closes cleanly at
  * that count instead of being killed; one in three arms an fsync EIO (the
  * log's n-th sync, n up to the ack count, or one of the data file's first
  * three).  The children append to one trace; the store's files stay
@@ -63,7 +63,8 @@ static void plan_round(struct pl_run *P, struct crash_round *r)
 {
 	struct rng rng = rng_seeded(P->C.o.seed, CRASH_STREAM(P->C.round, 0));
 	uint64_t target = 1 + rng_below(&rng, P->C.o.max_acks);
-	P->truncate = P->C.round == 1 || rng_below(&rng, 8) == 0;
+	P->truncate = P->C.round == 1 ||
+		      (P->C.o.truncate_every && rng_below(&rng, P->C.o.truncate_every) == 0);
 	P->clean = rng_below(&rng, 4) == 0;
 	P->clean_after = target;
 	r->target = P->clean ? UINT64_MAX : target;

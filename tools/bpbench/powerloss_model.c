@@ -15,7 +15,10 @@
  * running processes see) and the durable one (what a directory sync made
  * durable).  Writes, truncates and punches go to the inode the name points
  * at when they happen (an OPEN with O_TRUNC of an existing file is a
- * truncate to 0).
+ * truncate to 0).  A WRITE that failed (result < 0) changes nothing: the
+ * pool reports the writes it did not issue, e.g. when the log could not be
+ * flushed ahead of the page; one that did land in part shows in the files
+ * after its process ends, and the parent's records add it then.
  *
  * Durability (the rules of iotrace.md).  Each inode keeps a durable image
  * and the list of its operations not yet folded into it, each PENDING,
@@ -336,6 +339,9 @@ int pl_model_feed(struct pl_model *m, const struct pl_trace *t, size_t i)
 			return model_error(i, "a rename of a file that does not exist");
 		return name_op(m, i, m->vol_name[e->file]);
 	case BP_IO_TRACE_WRITE:
+		if (e->result < 0) /* see the design note */
+			return 0;
+		/* fall through */
 	case BP_IO_TRACE_TRUNCATE:
 	case BP_IO_TRACE_PUNCH:
 		if (m->vol_name[e->file] < 0)
