@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "bufpool/internal.h"
+#include "util/chaos.h"
 
 #define BP_GET_FLAGS (BP_GET_CREATE | BP_GET_NOREADAHEAD | BP_GET_OVERWRITE)
 
@@ -138,6 +139,7 @@ static void readahead(struct bp_pool *p, struct bp_file *file, uint64_t pageno, 
 			break;
 		int r = bp_pt_insert_or_pin(p, f, tag, &g);
 		if (r != 0) { /* resident after all */
+			CHAOS_POINT("access.c:readahead:resident_before_free");
 			bp_free_claimed(p, f);
 			if (r > 0)
 				bp_unpin(p, g);
@@ -216,6 +218,7 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 			return -ENXIO;
 		if ((create || overwrite) && read_only(p, file))
 			return -EROFS;
+		CHAOS_POINT("access.c:get_page:miss_before_claim");
 		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, tag, deadline, &f);
 		if (r < 0) {
 			/* The frames may have been taken by concurrent misses on
@@ -225,8 +228,10 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 			bp_count(p, BP_C_BUSY);
 			return r;
 		}
+		CHAOS_POINT("access.c:get_page:claimed_before_insert");
 		r = bp_pt_insert_or_pin(p, f, tag, &g);
 		if (r != 0) { /* lost the race: use theirs */
+			CHAOS_POINT("access.c:get_page:lost_insert_race");
 			bp_free_claimed(p, f);
 			if (r < 0)
 				return r; /* theirs is at the pin limit */
@@ -260,6 +265,7 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		}
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
 		bp_count(p, BP_C_READS);
+		CHAOS_POINT("access.c:get_page:before_read");
 		bp_io_submit(p, f, BP_IO_READ, tag);
 		if (p->readahead && !(flags & BP_GET_NOREADAHEAD))
 			detect_stream(p, file, pageno);

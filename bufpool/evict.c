@@ -47,6 +47,7 @@
 #include <errno.h>
 
 #include "bufpool/internal.h"
+#include "util/chaos.h"
 #include "util/clock.h"
 
 #define CLOCK_MAX_ROUNDS 16
@@ -88,6 +89,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 				memory_order_acquire, memory_order_relaxed))
 			break;
 	}
+	CHAOS_POINT("evict.c:try_take:after_cas");
 	/* Taken: optimistic readers of the page must now fail, before the
 	 * tag or the contents change (latch.c, the version). */
 	bp_latch_version_bump(f);
@@ -96,6 +98,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
 		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
+	CHAOS_POINT("evict.c:try_take:taken");
 	bp_count(p, BP_C_EVICTIONS);
 	return true;
 }
@@ -144,6 +147,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f)
 {
 	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
+	CHAOS_POINT("evict.c:bp_free_claimed:before_drop");
 	bp_unpin_claim(p, f); /* frame.c: clears the flags, unlocks, wakes */
 }
 
@@ -198,6 +202,7 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 	 * a seq_cst pin decrement then a seq_cst load of frame_waiters: one of
 	 * the two sides sees the other, so an unpin is never missed (Dekker). */
 	atomic_fetch_add_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
+	CHAOS_POINT("evict.c:wait_for_unpin:announced");
 	int r = 0;
 	if (all_pinned(p)) {
 		uint64_t t0 = util_now_ns();
@@ -282,6 +287,7 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 			break;
 		if (!wb && !transient)
 			transient = io_busy_frame(p);
+		CHAOS_POINT("evict.c:bp_claim_frame:before_wait");
 		if (!wb && !transient && all_pinned(p)) {
 			/* Pinned by users, nothing in flight: -EBUSY, or wait. */
 			if (mode != BP_CLAIM_WAIT_UNPIN)
@@ -350,6 +356,7 @@ static int evict_tag(struct bp_pool *pool, uint64_t pageno)
 		int err = atomic_exchange_explicit(&pool->write_err, 0, memory_order_acq_rel);
 		return err ? -err : -EBUSY;
 	}
+	CHAOS_POINT("evict.c:evict_tag:unpinned_before_take");
 	if (!bp_try_evict(pool, f, pageno, true))
 		return -EBUSY;
 	bp_free_claimed(pool, f);

@@ -31,6 +31,7 @@
 #include <sched.h>
 
 #include "bufpool/internal.h"
+#include "util/chaos.h"
 #include "util/clock.h"
 
 bool bp_frame_valid(const struct bp_pool *p, const struct bp_frame *f)
@@ -47,16 +48,19 @@ static void unpin_wake(struct bp_pool *p)
 	if (atomic_load_explicit(&p->frame_waiters, memory_order_seq_cst) > 0) {
 		/* Release pairs with unpin_seen's acquire load (evict.c). */
 		atomic_fetch_add_explicit(&p->unpin_seq, 1, memory_order_release);
+		CHAOS_POINT("frame.c:unpin_wake:bumped_before_wake");
 		fwait_wake(p->wt, &p->unpin_seq, FWAIT_ALL);
 	}
 }
 
 void bp_unpin(struct bp_pool *p, struct bp_frame *f)
 {
+	CHAOS_POINT("frame.c:bp_unpin:before_drop");
 	/* Release: our accesses to the page happen before an evictor's
 	 * acquire CAS.  seq_cst for the Dekker pairing with wait_for_unpin
 	 * (evict.c): pin drop, then load of frame_waiters. */
 	uint32_t old = atomic_fetch_sub_explicit(&f->state, BP_PIN_ONE, memory_order_seq_cst);
+	CHAOS_POINT("frame.c:bp_unpin:dropped_before_wake");
 	if (bp_pins(old) == 1)
 		unpin_wake(p);
 }
@@ -92,6 +96,7 @@ void bp_unpin_claim(struct bp_pool *p, struct bp_frame *f)
 			(s & (FWAIT_WAITERS_MASK | BP_F_LOCKED | BP_PIN_MASK)) - BP_PIN_ONE,
 			memory_order_seq_cst, memory_order_relaxed))
 		;
+	CHAOS_POINT("frame.c:bp_unpin_claim:dropped_before_unlock");
 	/* Release: a later claimer (acquire CAS from 0) sees our writes. */
 	fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
 	/* After the unlock, so that a waiter woken here finds the frame
@@ -124,6 +129,7 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 	/* Acquire pairs with the completion's release clear of WRITEBACK. */
 	if (!(atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_WRITEBACK))
 		return;
+	CHAOS_POINT("frame.c:bp_wait_writeback:before_wait");
 	uint64_t t0 = util_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_WRITEBACK, deadline);
 	bp_account_wait(p, f, BP_H_WRITEBACK, util_now_ns() - t0);
@@ -131,6 +137,7 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 
 void bp_wait_locked(struct bp_pool *p, struct bp_frame *f)
 {
+	CHAOS_POINT("frame.c:bp_wait_locked:before_wait");
 	uint64_t t0 = util_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
 	bp_account_wait(p, f, BP_H_IO, util_now_ns() - t0);

@@ -89,6 +89,7 @@
 #include <unistd.h>
 
 #include "bufpool/internal.h"
+#include "util/chaos.h"
 #include "util/crc32c.h"
 
 static void sleep_us(uint64_t us)
@@ -303,6 +304,7 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 		} else {
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE, memory_order_relaxed);
 		}
+		CHAOS_POINT("io.c:complete:read_before_unlock");
 		/* Release (fwait_bit_unlock): the page data and flags above
 		 * happen before a waiter's acquire load that sees LOCKED clear. */
 		fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
@@ -321,6 +323,7 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 		 * WRITEBACK is set, so none is newer than the write). */
 		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 	}
+	CHAOS_POINT("io.c:complete:write_before_clear");
 	/* Release (fwait_bit_clear): our read of the page and DIRTY/write_err
 	 * happen before an exclusive latcher or flusher sees WRITEBACK clear. */
 	fwait_bit_clear(p->wt, &f->state, BP_WRITEBACK);

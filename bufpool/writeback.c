@@ -33,11 +33,13 @@
 #include <time.h>
 
 #include "bufpool/internal.h"
+#include "util/chaos.h"
 
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode)
 {
 	if (!bp_pin_if_dirty(f))
 		return 0;
+	CHAOS_POINT("writeback.c:bp_start_writeback:pinned");
 	int r = bp_latch_shared_internal(p, f, mode == BP_WB_TRY);
 	if (r < 0) {
 		bp_unpin(p, f);
@@ -59,10 +61,12 @@ int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mo
 	}
 	uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
 	bp_unlatch_shared_internal(p, f);
+	CHAOS_POINT("writeback.c:bp_start_writeback:before_unpin");
 	/* WRITEBACK now keeps the frame from eviction; the pin can go. */
 	bp_unpin(p, f);
 	if (!started)
 		return 0;
+	CHAOS_POINT("writeback.c:bp_start_writeback:before_submit");
 	bp_io_submit(p, f, BP_IO_WRITE, pageno);
 	return 1;
 }

@@ -65,6 +65,7 @@
  * 32-bit and a 64-bit word never share an address in correct use.
  */
 #include "fwait/internal.h"
+#include "util/chaos.h"
 #include "util/clock.h"
 #include "util/cpu.h"
 

@@ -116,6 +116,7 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 	bool woken = false;
 	int rc = 0;
 
+	CHAOS_POINT("bitops:bit_sleep:before_announce");
 	fw_waiter_init(&w, word, (int)bit, exclusive);
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_waits, 1);
@@ -313,6 +314,7 @@ int FW_API(unlock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 			return 0;
 	}
 
+	CHAOS_POINT("bitops:unlock:contended_before_lock");
 	struct fw_bucket *b = fw_bucket_of(t, word);
 	if (t->policy == FWAIT_WAKE_ONE)
 		return FW_LOCAL(unlock_wake_one)(t, b, word, bit, m);
@@ -364,6 +366,7 @@ int FW_API(clear)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 	FW_WORD_T old = atomic_fetch_and_explicit(word, ~m, memory_order_release);
 	if (!(old & FW_W_MASK))
 		return 0;
+	CHAOS_POINT("bitops:clear:cleared_before_wake");
 	if (t->policy == FWAIT_FUTEX) {
 		FW_FUTEX(wake_all)(t, word, m);
 		return 0;

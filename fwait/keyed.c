@@ -44,6 +44,7 @@
  * takes the lock.
  */
 #include "fwait/internal.h"
+#include "util/chaos.h"
 
 #include <errno.h>
 
@@ -74,6 +75,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	bool woken = false;
 	int rc = 0;
 
+	CHAOS_POINT("keyed.c:fwait_wait:before_announce");
 	fw_waiter_init(&w, key, FW_GENERIC_BIT, exclusive);
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_waits, 1);
@@ -141,6 +143,7 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 	struct fw_wake_list l = { 0 };
 
 	if (t->policy != FWAIT_BROADCAST) {
+		CHAOS_POINT("keyed.c:fwait_wake:before_fence");
 		/* The waker's half of the Dekker pair (design note): the fence
 		 * orders the caller's write of the condition before the read
 		 * of nkeyed, against the waiter's increment and fence. */
@@ -148,6 +151,7 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 		if (atomic_load_explicit(&b->nkeyed, memory_order_relaxed) == 0)
 			return 0;
 	}
+	CHAOS_POINT("keyed.c:fwait_wake:before_lock");
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_wakes, 1);
 	fw_collect(t, b, key, FW_GENERIC_BIT,

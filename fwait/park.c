@@ -58,6 +58,7 @@
  * still running: its destructor would point into it.
  */
 #include "fwait/internal.h"
+#include "util/chaos.h"
 #include "util/clock.h"
 
 #include <errno.h>
@@ -458,6 +459,7 @@ void fw_signal_all(struct fw_wake_list *l, int state)
 		struct fw_waiter *next = w->next;
 		struct fw_parker *pk = w->pk;
 
+		CHAOS_POINT("park.c:fw_signal_all:unlinked_before_post");
 		pk_post(pk, state);
 		w = next;
 	}
@@ -472,8 +474,10 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 
 	*raced = false;
 	pthread_mutex_unlock(&b->lock);
+	CHAOS_POINT("park.c:fw_sleep:queued_before_wait");
 
 	state = pk_wait(pk, deadline);
+	CHAOS_POINT("park.c:fw_sleep:after_wait");
 	if (state != FW_WAITING)
 		goto out;
 
@@ -487,6 +491,7 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 
 	/* A waker chose us just as the deadline passed; it is between dropping
 	 * the bucket lock and posting to us, so this wait is short. */
+	CHAOS_POINT("park.c:fw_sleep:raced_before_wait");
 	state = pk_wait(pk, NULL);
 	*raced = true;
 out:
