@@ -11,13 +11,14 @@
  *
  * Rounds.  Round r's plan comes from stream CRASH_STREAM(r, 0) of the
  * seed: the kill after 1..max_acks acks; round 1 and one in
- * --truncate-every later rounds open truncating (a new epoch); one in four closes cleanly at
- * that count instead of being killed; one in three arms an fsync EIO (the
- * log's n-th sync, n up to the ack count, or one of the data file's first
- * three).  The children append to one trace; the store's files stay
- * between rounds, so the next child recovers what the last left in the
- * page cache, and a power failure after it still loses what no sync made
- * durable.
+ * --truncate-every later rounds open truncating (a new epoch); one in four
+ * closes cleanly at that count instead of being killed; one in two arms an
+ * fsync EIO (three in four the log's n-th sync, n up to the ack count,
+ * else one of the data file's first three), after which the store's
+ * sticky error ends the child (PL_EXIT_EIO).  The children append to one
+ * trace; the store's files stay between rounds, so the next child
+ * recovers what the last left in the page cache, and a power failure
+ * after it still loses what no sync made durable.
  *
  * Explaining a kill.  A SIGKILL between an operation's return and its
  * record leaves the files ahead of the trace.  After each child the parent
@@ -32,11 +33,13 @@
  * Cuts.  N cut points over the whole trace from stream CRASH_STREAM(0,
  * 0xfffe): a third uniform, a third just after a SYNC_END or an ACK (where
  * a lost write shows), a third among the first PL_RECOVERY_EVENTS events
- * of a round (its recovery: pages written before the log is synced).  In increasing order, one pass over the trace feeds
- * a fresh model and the acks; at each cut the state (coins from stream
- * CRASH_STREAM(s + 1, 0xfffd), s the state's number) is written to the
- * state directory and checked (powerloss_check.c).  The first 5 failing
- * states are printed with their cut; all are counted.  Exit 0, 1, 2.
+ * of a round (its recovery: pages written before the log is synced).  In
+ * increasing order, one pass over the trace feeds a fresh model and the
+ * acks; at each cut the state (coins from stream CRASH_STREAM(s + 1,
+ * 0xfffd), s the state's number) is written to the state directory and
+ * checked (powerloss_check.c).  The first 5 failing states are printed
+ * with their cut (built again with the same coins, to say what failed);
+ * all are counted.  Exit 0, 1, 2.
  */
 #include "powerloss_int.h"
 
@@ -75,15 +78,12 @@ static void plan_round(struct pl_run *P, struct crash_round *r)
 	}
 }
 
-/* Append a parent's record (tid 0). */
-static int parent_record(struct pl_run *P, int fd, struct pl_rec h, const void *data)
+/* Append a parent's record (tid 0) through rec. */
+static int parent_record(struct pl_run *P, struct pl_recorder *rec, struct pl_rec h,
+			 const void *data)
 {
-	struct pl_recorder rec = {.fd = fd};
-	pthread_mutex_init(&rec.lock, NULL);
-	int rc = pl_record(&rec, &h, data);
-	pthread_mutex_destroy(&rec.lock);
 	P->unexplained++;
-	return rc;
+	return pl_record(rec, &h, data);
 }
 
 /* The file of name in the store: 1 and its bytes, 0 if absent, or an
@@ -116,7 +116,8 @@ static int read_real(struct pl_run *P, unsigned name, uint8_t **buf, uint64_t *s
 
 /* Names: a rename or a creation the trace lacks.  Contents: the sectors
  * and the size that differ.  *added counts the records. */
-static int explain_name(struct pl_run *P, struct pl_model *m, int fd, unsigned name, bool names)
+static int explain_name(struct pl_run *P, struct pl_model *m, struct pl_recorder *rec,
+			unsigned name, bool names)
 {
 	uint8_t *v = NULL, *f = NULL;
 	uint64_t vs = 0, fs = 0;
@@ -125,7 +126,7 @@ static int explain_name(struct pl_run *P, struct pl_model *m, int fd, unsigned n
 	int rc = hf < 0 ? hf : 0;
 	if (rc == 0 && names && hv && !hf) {
 		if (name == PL_F_TMP) /* the kill came between rename(2) and its record */
-			rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_RENAME,
+			rc = parent_record(P, rec, (struct pl_rec){.type = BP_IO_TRACE_RENAME,
 								  .file = PL_F_TMP, .file2 = PL_F_CTL},
 					   NULL);
 		else {
@@ -134,7 +135,7 @@ static int explain_name(struct pl_run *P, struct pl_model *m, int fd, unsigned n
 			rc = -EPROTO;
 		}
 	} else if (rc == 0 && names && !hv && hf) {
-		rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_OPEN, .file = name,
+		rc = parent_record(P, rec, (struct pl_rec){.type = BP_IO_TRACE_OPEN, .file = name,
 							  .flags = BP_IO_TRACE_CREAT}, NULL);
 	} else if (rc == 0 && !names && hv && hf) {
 		uint64_t common = vs < fs ? vs : fs;
@@ -144,17 +145,17 @@ static int explain_name(struct pl_run *P, struct pl_model *m, int fd, unsigned n
 						    PL_SECTOR : common - b) != 0)
 				b = b + PL_SECTOR < common ? b + PL_SECTOR : common;
 			if (b > a)
-				rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_WRITE,
+				rc = parent_record(P, rec, (struct pl_rec){.type = BP_IO_TRACE_WRITE,
 									  .file = name, .offset = a,
 									  .len = b - a}, f + a);
 			a = b > a ? b : a + PL_SECTOR;
 		}
 		if (rc == 0 && fs > vs)
-			rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_WRITE,
+			rc = parent_record(P, rec, (struct pl_rec){.type = BP_IO_TRACE_WRITE,
 								  .file = name, .offset = vs,
 								  .len = fs - vs}, f + vs);
 		if (rc == 0 && fs < vs)
-			rc = parent_record(P, fd, (struct pl_rec){.type = BP_IO_TRACE_TRUNCATE,
+			rc = parent_record(P, rec, (struct pl_rec){.type = BP_IO_TRACE_TRUNCATE,
 								  .file = name, .offset = fs}, NULL);
 	}
 	free(v);
@@ -177,12 +178,17 @@ static int explain(struct pl_run *P, struct pl_model *m, struct pl_trace *t, siz
 {
 	int rc = load_and_feed(t, P->trace, m, fed);
 	for (int pass = 0; pass < 2 && rc == 0; pass++) {
-		int fd = open(P->trace, O_WRONLY | O_APPEND | O_CLOEXEC);
-		if (fd < 0)
-			return -errno;
+		struct pl_recorder rec = {.fd = open(P->trace, O_WRONLY | O_APPEND | O_CLOEXEC)};
+		if (rec.fd < 0 || pthread_mutex_init(&rec.lock, NULL)) {
+			rc = rec.fd < 0 ? -errno : -ENOMEM;
+			if (rec.fd >= 0)
+				close(rec.fd);
+			return rc;
+		}
 		for (unsigned name = 0; name < PL_NNAMES && rc == 0; name++)
-			rc = explain_name(P, m, fd, name, pass == 0);
-		close(fd);
+			rc = explain_name(P, m, &rec, name, pass == 0);
+		pthread_mutex_destroy(&rec.lock);
+		close(rec.fd);
 		if (rc == 0)
 			rc = load_and_feed(t, P->trace, m, fed);
 	}
@@ -210,8 +216,8 @@ static int run_rounds(struct pl_run *P, struct pl_trace *t)
 	int rc = pl_model_new(&m);
 	for (P->C.round = 1; P->C.round <= P->C.o.kills && rc == 0; P->C.round++) {
 		struct crash_round r = {0};
-		int st;
-		bool killed;
+		int st = 0;
+		bool killed = false;
 		plan_round(P, &r);
 		rc = crash_round_drive(&P->C, &r, pl_child, &st, &killed);
 		if (rc == 0)
@@ -301,8 +307,8 @@ static int check_cut(struct pl_run *P, struct pl_model *m, uint64_t s, uint64_t 
 	if (tot->failed++ >= PL_PRINT_FAILURES)
 		return 0;
 	fprintf(stderr, PL_PROG ": state %" PRIu64 ": a power failure after event %" PRIu64
-		" of %zu (round %u) loses %" PRIu64 " acknowledged keys:\n", s, c, n, P->C.round,
-		lost);
+		" of %zu (round %u): %" PRIu64 " acknowledged keys lost, or:\n", s, c, n,
+		P->C.round, lost);
 	/* the same coins build the same state again, to print what failed */
 	rng = rng_seeded(P->C.o.seed, CRASH_STREAM(s + 1, 0xfffd));
 	uint64_t ignored = 0;
@@ -449,8 +455,8 @@ int crash_power_loss_main(const struct crash_opts *o)
 		fprintf(stderr, PL_PROG ": FAILED in round %u of %u (seed %" PRIu64 ")\n",
 			P->C.round > o->kills ? o->kills : P->C.round, o->kills, o->seed);
 	if (o->keep)
-		printf("crashtest --power-loss: the trace, the store and the last state are kept "
-		       "in %s\n", P->dir);
+		printf("crashtest --power-loss: the trace and the store are kept in %s, the last "
+		       "state in %s\n", P->dir, P->state);
 	else if (P->dir[0])
 		remove_dir(P);
 	pl_trace_free(&t);
