@@ -37,9 +37,10 @@
  * increasing order, one pass over the trace feeds a fresh model and the
  * acks; at each cut the state (coins from stream CRASH_STREAM(s + 1,
  * 0xfffd), s the state's number) is written to the state directory and
- * checked (powerloss_check.c).  The first 5 failing states are printed
- * with their cut (built again with the same coins, to say what failed);
- * all are counted.  Exit 0, 1, 2.
+ * checked (powerloss_check.c).  The first 5 failing states of each kind
+ * (not opened, a bad tree, lost keys, not closed) are printed with their
+ * cut (built again with the same coins, to say what failed); all are
+ * counted.  Exit 0, 1, 2.
  */
 #include "powerloss_int.h"
 
@@ -288,7 +289,11 @@ static uint64_t *choose_cuts(const struct pl_run *P, const struct pl_trace *t)
 
 struct cut_totals {
 	uint64_t states, failed, checked, lost;
+	uint64_t by_stage[PL_NSTAGES]; /* failed states by the step that failed */
 };
+
+static const char *const stage_name[PL_NSTAGES] = {"did not open", "had a bad tree or value",
+						   "lost acknowledged keys", "did not close"};
 
 /* One state at cut c (events [0, c) done): 0, or an error of the model
  * (a failed state is counted, not an error). */
@@ -300,21 +305,23 @@ static int check_cut(struct pl_run *P, struct pl_model *m, uint64_t s, uint64_t 
 	if (rc)
 		return rc;
 	uint64_t lost = 0;
+	enum pl_stage stage;
 	tot->states++;
-	if (pl_check_state(&P->C, P->state, any_ack, &tot->checked, &lost, false) == 0)
+	if (pl_check_state(&P->C, P->state, any_ack, &tot->checked, &lost, false, &stage) == 0)
 		return 0;
 	tot->lost += lost;
-	if (tot->failed++ >= PL_PRINT_FAILURES)
+	tot->failed++;
+	/* the first few failures of each kind are printed */
+	if (tot->by_stage[stage]++ >= PL_PRINT_FAILURES)
 		return 0;
 	fprintf(stderr, PL_PROG ": state %" PRIu64 ": a power failure after event %" PRIu64
-		" of %zu (round %u): %" PRIu64 " acknowledged keys lost, or:\n", s, c, n,
-		P->C.round, lost);
+		" of %zu (round %u) %s:\n", s, c, n, P->C.round, stage_name[stage]);
 	/* the same coins build the same state again, to print what failed */
 	rng = rng_seeded(P->C.o.seed, CRASH_STREAM(s + 1, 0xfffd));
 	uint64_t ignored = 0;
 	lost = 0;
 	if ((rc = pl_model_build(m, &rng, P->state)) == 0)
-		(void)pl_check_state(&P->C, P->state, any_ack, &ignored, &lost, true);
+		(void)pl_check_state(&P->C, P->state, any_ack, &ignored, &lost, true, &stage);
 	return rc;
 }
 
@@ -446,10 +453,12 @@ int crash_power_loss_main(const struct crash_opts *o)
 		       P->clean_rounds, P->eio_rounds, P->truncating_rounds, P->C.total_acks, t.n,
 		       P->unexplained, tot.states, tot.checked, secs, rounds_s);
 	else if (rc == 0)
-		fprintf(stderr, PL_PROG ": FAILED: %" PRIu64 " of %" PRIu64 " states lost "
-			"acknowledged commits or did not recover (%" PRIu64 " keys lost; seed %"
-			PRIu64 "%s%s), %.1f s\n", tot.failed, tot.states, tot.lost, o->seed,
-			o->break_wal ? ", --break-wal" : "",
+		fprintf(stderr, PL_PROG ": FAILED: %" PRIu64 " of %" PRIu64 " states: %" PRIu64
+			" %s, %" PRIu64 " %s, %" PRIu64 " %s (%" PRIu64 " keys), %" PRIu64 " %s "
+			"(seed %" PRIu64 "%s%s), %.1f s\n", tot.failed, tot.states,
+			tot.by_stage[0], stage_name[0], tot.by_stage[1], stage_name[1],
+			tot.by_stage[2], stage_name[2], tot.lost, tot.by_stage[3], stage_name[3],
+			o->seed, o->break_wal ? ", --break-wal" : "",
 			o->break_recovery ? ", --break-recovery" : "", secs);
 	else
 		fprintf(stderr, PL_PROG ": FAILED in round %u of %u (seed %" PRIu64 ")\n",

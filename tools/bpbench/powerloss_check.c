@@ -58,7 +58,7 @@ static uint64_t check_acked(struct crash_run *C, struct kv_store *kv, uint32_t v
 }
 
 int pl_check_state(struct crash_run *C, const char *dir, bool any_ack, uint64_t *checked,
-		   uint64_t *lost, bool print)
+		   uint64_t *lost, bool print, enum pl_stage *stage)
 {
 	char path[8192];
 	struct kv_config kc;
@@ -66,6 +66,7 @@ int pl_check_state(struct crash_run *C, const char *dir, bool any_ack, uint64_t 
 
 	snprintf(path, sizeof(path), "%s/store.db", dir);
 	pl_store_config(C, &kc, path, false);
+	*stage = PL_STAGE_OPEN;
 	int rc = kv_open(&kv, &kc);
 	if (rc == -ENOENT && !any_ack)
 		return 0; /* the first create was lost: nothing was promised */
@@ -82,14 +83,19 @@ int pl_check_state(struct crash_run *C, const char *dir, bool any_ack, uint64_t 
 			fprintf(stderr, PL_PROG ": the store's values are %u bytes\n", vs);
 		rc = -EBADMSG;
 	}
-	if (rc == 0)
-		rc = crash_check_tree(C, &r, kv, vs, print);
 	if (rc == 0) {
+		*stage = PL_STAGE_TREE;
+		rc = crash_check_tree(C, &r, kv, vs, print);
+	}
+	if (rc == 0) {
+		*stage = PL_STAGE_KEYS;
 		uint64_t n = check_acked(C, kv, vs, checked, print);
 		*lost += n;
 		rc = n ? -EBADMSG : 0;
 	}
 	int crc = kv_close(kv);
+	if (rc == 0 && crc)
+		*stage = PL_STAGE_CLOSE;
 	if (crc && print)
 		fprintf(stderr, PL_PROG ": closing the recovered store: %s\n", strerror(-crc));
 	return rc ? rc : crc;

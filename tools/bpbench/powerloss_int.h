@@ -164,8 +164,10 @@ void pl_store_config(const struct crash_run *C, struct kv_config *kc, const char
 /* powerloss_check.c: one cut state: a store at dir/store.db, the acks of
  * the current epoch in C->acked (any_ack: some commit was acknowledged
  * before the cut, in any epoch).  0 if it holds, -EBADMSG (losses counted
- * into *lost) or another error; prints why if print. */
+ * into *lost) or another error, *stage the step that failed; prints why if
+ * print. */
+enum pl_stage { PL_STAGE_OPEN, PL_STAGE_TREE, PL_STAGE_KEYS, PL_STAGE_CLOSE, PL_NSTAGES };
 int pl_check_state(struct crash_run *C, const char *dir, bool any_ack, uint64_t *checked,
-		   uint64_t *lost, bool print);
+		   uint64_t *lost, bool print, enum pl_stage *stage);
 
 #endif
