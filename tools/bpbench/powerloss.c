@@ -30,6 +30,15 @@
  * clean closes, a few after kills; many would mean the hook misses
  * operations.
  *
+ * Continuing a state.  One failure per state cannot show a loss that
+ * needs work after the failure: old pages a failed truncating open brought
+ * back, or pages a trusting recovery wrote, carry LSNs above a log that
+ * restarted below them, and only the commits acknowledged after that are
+ * skipped, at the next recovery.  So one passing state in
+ * PL_CONTINUE_EVERY gets a round of the same workload (untraced, versions
+ * of round kills + 1, killed after a seeded 1..max_acks acks from stream
+ * CRASH_STREAM(s + 1, 0xfffc)), and is checked again with those acks too.
+ *
  * Cuts.  N cut points over the whole trace from stream CRASH_STREAM(0,
  * 0xfffe): a third uniform, a third just after a SYNC_END or an ACK (where
  * a lost write shows), a third among the first PL_RECOVERY_EVENTS events
@@ -59,6 +68,8 @@
 /* A recovery (kv_open after a kill) and the first writes after it: the
  * events after a PL_ROUND that a third of the cuts fall among. */
 #define PL_RECOVERY_EVENTS 200
+/* One state in this many that passes is continued (see the design note). */
+#define PL_CONTINUE_EVERY 8
 
 static const char *const pl_name[PL_NNAMES] = {"", ".wal", ".ctl", ".ctl.tmp"};
 
@@ -215,6 +226,8 @@ static int run_rounds(struct pl_run *P, struct pl_trace *t)
 	struct pl_model *m;
 	size_t fed = 0;
 	int rc = pl_model_new(&m);
+	P->cur_store = P->store;
+	P->tracing = true;
 	for (P->C.round = 1; P->C.round <= P->C.o.kills && rc == 0; P->C.round++) {
 		struct crash_round r = {0};
 		int st = 0;
@@ -293,7 +306,54 @@ struct cut_totals {
 };
 
 static const char *const stage_name[PL_NSTAGES] = {"did not open", "had a bad tree or value",
-						   "lost acknowledged keys", "did not close"};
+						   "lost acknowledged keys", "did not close",
+						   "failed once continued"};
+
+/* Continue state s (it passed its check): a round of work on it, killed,
+ * then the check again with that round's acks too (see the design note).
+ * 0, or an error of the run (a failed state is counted, not an error). */
+static int continue_state(struct pl_run *P, uint64_t s, uint64_t c, struct cut_totals *tot)
+{
+	struct crash_run *C = &P->C;
+	char path[8300];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/store.db", P->state);
+	if (stat(path, &st) != 0)
+		return 0; /* a first create the failure undid: nothing to continue */
+	unsigned round = C->round;
+	uint64_t acks = C->total_acks;
+	memcpy(P->acked_saved, C->acked, C->o.keys * sizeof(*C->acked));
+	struct rng rng = rng_seeded(C->o.seed, CRASH_STREAM(s + 1, 0xfffc));
+	struct crash_round r = {.target = 1 + rng_below(&rng, C->o.max_acks)};
+	C->round = C->o.kills + 1; /* its versions above every round's */
+	P->cur_store = path;
+	P->tracing = P->truncate = P->clean = false;
+	P->eio_at = 0;
+	int status = 0;
+	bool killed = false;
+	enum pl_stage stage = PL_STAGE_OPEN;
+	uint64_t lost = 0, ignored = 0;
+	bool print = tot->by_stage[PL_STAGE_CONTINUED] < PL_PRINT_FAILURES;
+	int rc = crash_round_drive(C, &r, pl_child, &status, &killed);
+	if (rc == 0)
+		rc = killed ? crash_killed_check(C, status, "the continuing child") : -ECHILD;
+	if (rc == 0)
+		rc = pl_check_state(C, P->state, true, &ignored, &lost, print, &stage);
+	P->continued++;
+	if (rc) {
+		tot->failed++;
+		tot->lost += lost;
+		if (tot->by_stage[PL_STAGE_CONTINUED]++ < PL_PRINT_FAILURES)
+			fprintf(stderr, PL_PROG ": (above) state %" PRIu64 ": a power failure after "
+				"event %" PRIu64 " (round %u), then %" PRIu64 " acks and a kill: %s\n",
+				s, c, round, r.acks, killed ? stage_name[stage] : "no kill");
+	}
+	memcpy(C->acked, P->acked_saved, C->o.keys * sizeof(*C->acked));
+	C->round = round;
+	C->total_acks = acks;
+	P->cur_store = P->store;
+	return 0;
+}
 
 /* One state at cut c (events [0, c) done): 0, or an error of the model
  * (a failed state is counted, not an error). */
@@ -308,7 +368,7 @@ static int check_cut(struct pl_run *P, struct pl_model *m, uint64_t s, uint64_t 
 	enum pl_stage stage;
 	tot->states++;
 	if (pl_check_state(&P->C, P->state, any_ack, &tot->checked, &lost, false, &stage) == 0)
-		return 0;
+		return s % PL_CONTINUE_EVERY ? 0 : continue_state(P, s, c, tot);
 	tot->lost += lost;
 	tot->failed++;
 	/* the first few failures of each kind are printed */
@@ -425,7 +485,8 @@ int crash_power_loss_main(const struct crash_opts *o)
 	int rc = setup_dir(P);
 	P->C.file = P->store;
 	P->C.acked = rc ? NULL : calloc(o->keys, sizeof(*P->C.acked));
-	if (rc == 0 && !P->C.acked)
+	P->acked_saved = rc ? NULL : calloc(o->keys, sizeof(*P->acked_saved));
+	if (rc == 0 && (!P->C.acked || !P->acked_saved))
 		rc = -ENOMEM;
 	if (rc == 0 && !o->quiet) {
 		const char *engine = getenv("BP_IO_ENGINE");
@@ -448,16 +509,18 @@ int crash_power_loss_main(const struct crash_opts *o)
 	if (rc == 0 && tot.failed == 0)
 		printf("crashtest --power-loss: OK: %u rounds (%" PRIu64 " clean closes, %" PRIu64
 		       " fsync EIO, %" PRIu64 " truncating opens), %" PRIu64 " acks, %zu events, %"
-		       PRIu64 " records added after kills; %" PRIu64 " states, %" PRIu64
-		       " acked keys checked, 0 lost; %.1f s (rounds %.1f s)\n", o->kills,
-		       P->clean_rounds, P->eio_rounds, P->truncating_rounds, P->C.total_acks, t.n,
-		       P->unexplained, tot.states, tot.checked, secs, rounds_s);
+		       PRIu64 " records added after kills; %" PRIu64 " states (%" PRIu64
+		       " continued), %" PRIu64 " acked keys checked, 0 lost; %.1f s (rounds %.1f s)\n",
+		       o->kills, P->clean_rounds, P->eio_rounds, P->truncating_rounds,
+		       P->C.total_acks, t.n, P->unexplained, tot.states, P->continued, tot.checked,
+		       secs, rounds_s);
 	else if (rc == 0)
 		fprintf(stderr, PL_PROG ": FAILED: %" PRIu64 " of %" PRIu64 " states: %" PRIu64
-			" %s, %" PRIu64 " %s, %" PRIu64 " %s (%" PRIu64 " keys), %" PRIu64 " %s "
-			"(seed %" PRIu64 "%s%s), %.1f s\n", tot.failed, tot.states,
-			tot.by_stage[0], stage_name[0], tot.by_stage[1], stage_name[1],
+			" %s, %" PRIu64 " %s, %" PRIu64 " %s (%" PRIu64 " keys), %" PRIu64 " %s, %"
+			PRIu64 " %s of %" PRIu64 " (seed %" PRIu64 "%s%s), %.1f s\n", tot.failed,
+			tot.states, tot.by_stage[0], stage_name[0], tot.by_stage[1], stage_name[1],
 			tot.by_stage[2], stage_name[2], tot.lost, tot.by_stage[3], stage_name[3],
+			tot.by_stage[4], stage_name[4], P->continued,
 			o->seed, o->break_wal ? ", --break-wal" : "",
 			o->break_recovery ? ", --break-recovery" : "", secs);
 	else
@@ -470,6 +533,7 @@ int crash_power_loss_main(const struct crash_opts *o)
 		remove_dir(P);
 	pl_trace_free(&t);
 	free(P->C.acked);
+	free(P->acked_saved);
 	bool ok = rc == 0 && tot.failed == 0;
 	free(P);
 	return ok && fflush(stdout) == 0 ? 0 : 1;

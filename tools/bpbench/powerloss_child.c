@@ -18,6 +18,9 @@
  * that made it durable, so a cut after the PL_ACK keeps that sync.  The
  * pipe only tells the parent when to kill.
  *
+ * A continued state (powerloss.c) runs the same workload on the state's
+ * store, untraced (tracing false): its acks only go on the pipe.
+ *
  * The round's plan (the parent's, inherited through the fork): truncate
  * (round 1 always: the first create) writes PL_EPOCH before kv_open; a
  * clean round stops its writers after clean_after acks and closes the
@@ -67,7 +70,7 @@ static _Noreturn void pl_die(struct pl_run *P, const char *what, int rc)
 static void ack(struct pl_writer *w, const struct crash_ack *a, size_t n)
 {
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; w->P->tracing && i < n; i++) {
 		int rc = pl_record(&w->P->rec, &(struct pl_rec){.type = PL_ACK, .tid = tid,
 								  .offset = a[i].key,
 								  .len = a[i].version}, NULL);
@@ -121,23 +124,26 @@ _Noreturn void pl_child(const struct crash_run *C, int fd)
 	struct kv_config kc;
 	struct kv_store *kv;
 
-	int rc = pl_recorder_open(&P->rec, P->trace, P->store);
-	if (rc)
-		pl_die(P, "opening the trace", rc);
-	P->rec.eio_file = P->eio_file;
-	P->rec.eio_at = P->eio_at;
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
-	rc = pl_record(&P->rec, &(struct pl_rec){.type = PL_ROUND, .tid = tid, .offset = C->round},
-		       NULL);
-	if (rc == 0 && P->truncate)
-		rc = pl_record(&P->rec, &(struct pl_rec){.type = PL_EPOCH, .tid = tid}, NULL);
-	if (rc)
-		pl_die(P, "recording the round", rc);
-	pl_store_config(C, &kc, P->store, P->truncate);
+	int rc = 0;
+	pl_store_config(C, &kc, P->cur_store, P->truncate);
 	kc.pool.log = tool_bp_log;
-	kc.pool.io_trace = pl_trace_hook;
-	kc.pool.io_trace_arg = &P->rec;
 	kc.sync_commit = C->o.batch == 1;
+	if (P->tracing) {
+		if ((rc = pl_recorder_open(&P->rec, P->trace, P->cur_store)))
+			pl_die(P, "opening the trace", rc);
+		P->rec.eio_file = P->eio_file;
+		P->rec.eio_at = P->eio_at;
+		uint32_t tid = (uint32_t)syscall(SYS_gettid);
+		rc = pl_record(&P->rec, &(struct pl_rec){.type = PL_ROUND, .tid = tid,
+							 .offset = C->round}, NULL);
+		if (rc == 0 && P->truncate)
+			rc = pl_record(&P->rec, &(struct pl_rec){.type = PL_EPOCH, .tid = tid},
+				       NULL);
+		if (rc)
+			pl_die(P, "recording the round", rc);
+		kc.pool.io_trace = pl_trace_hook;
+		kc.pool.io_trace_arg = &P->rec;
+	}
 	rc = kv_open(&kv, &kc);
 	if (rc)
 		pl_die(P, "kv_open", rc);

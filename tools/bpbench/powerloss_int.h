@@ -99,12 +99,18 @@ struct pl_run {
 	char state[4200];       /* dir/state: one cut state at a time */
 	char trace[4200];       /* dir/trace */
 	struct pl_recorder rec; /* the child's, set up after the fork */
+	/* The child's store: store (traced) in the rounds, a cut state's
+	 * (untraced) when a state is continued (powerloss.c). */
+	const char *cur_store;
+	bool tracing;
+	uint64_t *acked_saved;  /* [keys]: the cuts' acks while a state is continued */
 	/* The round's plan (crashtest_round's target is the kill's). */
 	bool clean, truncate;   /* close cleanly after clean_after acks; open truncating */
 	uint64_t clean_after;
 	uint16_t eio_file;
 	uint64_t eio_at;
 	uint64_t unexplained;   /* parent records added after kills */
+	uint64_t continued;     /* states continued by a round of work and a kill */
 	uint64_t eio_rounds, clean_rounds, truncating_rounds;
 };
 
@@ -166,7 +172,8 @@ void pl_store_config(const struct crash_run *C, struct kv_config *kc, const char
  * before the cut, in any epoch).  0 if it holds, -EBADMSG (losses counted
  * into *lost) or another error, *stage the step that failed; prints why if
  * print. */
-enum pl_stage { PL_STAGE_OPEN, PL_STAGE_TREE, PL_STAGE_KEYS, PL_STAGE_CLOSE, PL_NSTAGES };
+enum pl_stage { PL_STAGE_OPEN, PL_STAGE_TREE, PL_STAGE_KEYS, PL_STAGE_CLOSE,
+		PL_STAGE_CONTINUED /* powerloss.c's count */, PL_NSTAGES };
 int pl_check_state(struct crash_run *C, const char *dir, bool any_ack, uint64_t *checked,
 		   uint64_t *lost, bool print, enum pl_stage *stage);
 
