@@ -20,6 +20,7 @@
  *                      check recovers again;
  *   crashtest_check.c  the parent's check after the kill: reopen (the
  *                      store recovers), kv_check, every acked key, a scan.
+ * --power-loss is powerloss*.c (powerloss_int.h), on these pieces.
  *
  * Processes: the parent is single-threaded whenever it forks (its own
  * store is closed between rounds), so the child may start threads and

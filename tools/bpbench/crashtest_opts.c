@@ -13,7 +13,10 @@
  * right: 20000 keys on a pool of 128 frames (the tree splits often and is
  * several times the pool, so eviction writes pages mid-run), a checkpoint
  * every 256 KiB of log (several per round), and a kill after up to 3000
- * acks (so some rounds die early, some after a checkpoint).
+ * acks (so some rounds die early, some after a checkpoint).  --power-loss
+ * (powerloss_int.h) has defaults of its own for the options not given
+ * (a small store: thousands of states, each cheap, that still evict and
+ * checkpoint), kept apart by `given`.
  */
 #include "crashtest_int.h"
 
