@@ -35,14 +35,18 @@
  * back, or pages a trusting recovery wrote, carry LSNs above a log that
  * restarted below them, and only the commits acknowledged after that are
  * skipped, at the next recovery.  So one passing state in
- * PL_CONTINUE_EVERY gets a round of the same workload (untraced, versions
+ * PL_CONTINUE_EVERY (one in four of those cut among a round's first
+ * PL_RECOVERY_EVENTS events, where a recovery's writes are) gets a round
+ * of the same workload (untraced, versions
  * of round kills + 1, killed after a seeded 1..max_acks acks from stream
  * CRASH_STREAM(s + 1, 0xfffc)), and is checked again with those acks too.
  *
  * Cuts.  N cut points over the whole trace from stream CRASH_STREAM(0,
- * 0xfffe): a third uniform, a third just after a SYNC_END or an ACK (where
- * a lost write shows), a third among the first PL_RECOVERY_EVENTS events
- * of a round (its recovery: pages written before the log is synced).  In
+ * 0xfffe): a third just after an ACK or a log sync (where a lost write
+ * shows), a sixth just after a sync of the data file or the directory (a
+ * checkpoint's or a recovery's flush, before the control file moves), a
+ * half among the first PL_RECOVERY_EVENTS events of a round (its
+ * recovery: pages written before the log is synced), a sixth uniform.  In
  * increasing order, one pass over the trace feeds a fresh model and the
  * acks; at each cut the state (coins from stream CRASH_STREAM(s + 1,
  * 0xfffd), s the state's number) is written to the state directory and
@@ -68,8 +72,9 @@
 /* A recovery (kv_open after a kill) and the first writes after it: the
  * events after a PL_ROUND that a third of the cuts fall among. */
 #define PL_RECOVERY_EVENTS 200
-/* One state in this many that passes is continued (see the design note). */
-#define PL_CONTINUE_EVERY 8
+/* One state in this many that passes is continued (see the design note);
+ * one in four of those cut in a recovery window. */
+#define PL_CONTINUE_EVERY 16
 
 static const char *const pl_name[PL_NNAMES] = {"", ".wal", ".ctl", ".ctl.tmp"};
 
@@ -263,41 +268,46 @@ static int cut_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* N cut points in [1, n], sorted. */
+/* N cut points in [1, n], sorted (see the design note). */
 static uint64_t *choose_cuts(const struct pl_run *P, const struct pl_trace *t)
 {
 	uint64_t N = P->C.o.states, *cut = malloc(N * sizeof(*cut));
-	size_t *mark = malloc((t->n + 1) * sizeof(*mark)), nmark = 0;
-	if (!cut || !mark) {
+	/* after an ACK or a log sync; after a data file or directory sync; a
+	 * round's start */
+	size_t *mark[3], nmark[3] = {0};
+	for (int k = 0; k < 3; k++)
+		mark[k] = malloc((t->n + 1) * sizeof(*mark[k]));
+	if (!cut || !mark[0] || !mark[1] || !mark[2]) {
+		for (int k = 0; k < 3; k++)
+			free(mark[k]);
 		free(cut);
-		free(mark);
-		return NULL;
-	}
-	size_t *start = malloc((t->n + 1) * sizeof(*start)), nstart = 0;
-	if (!start) {
-		free(cut);
-		free(mark);
 		return NULL;
 	}
 	for (size_t i = 0; i < t->n; i++) {
-		if (t->ev[i].type == PL_ACK || t->ev[i].type == BP_IO_TRACE_SYNC_END)
-			mark[nmark++] = i;
-		if (t->ev[i].type == PL_ROUND)
-			start[nstart++] = i;
+		const struct pl_ev *e = &t->ev[i];
+		bool end = e->type == BP_IO_TRACE_SYNC_END;
+		if (e->type == PL_ACK || (end && e->file == PL_F_WAL))
+			mark[0][nmark[0]++] = i;
+		else if (end && (e->file == PL_F_DATA || e->file == PL_F_DIR))
+			mark[1][nmark[1]++] = i;
+		else if (e->type == PL_ROUND)
+			mark[2][nmark[2]++] = i;
 	}
 	struct rng rng = rng_seeded(P->C.o.seed, CRASH_STREAM(0, 0xfffe));
 	for (uint64_t s = 0; s < N; s++) {
-		uint64_t kind = rng_below(&rng, 3), c;
-		if (kind == 0 && nmark)
-			c = mark[rng_below(&rng, nmark)] + 1;
-		else if (kind == 1 && nstart) /* in a recovery: its first events */
-			c = start[rng_below(&rng, nstart)] + 1 + rng_below(&rng, PL_RECOVERY_EVENTS);
+		uint64_t kind = rng_below(&rng, 6), c;
+		if (kind < 2 && nmark[0])
+			c = mark[0][rng_below(&rng, nmark[0])] + 1;
+		else if (kind == 2 && nmark[1])
+			c = mark[1][rng_below(&rng, nmark[1])] + 1;
+		else if (kind < 5 && nmark[2]) /* in a recovery: its first events */
+			c = mark[2][rng_below(&rng, nmark[2])] + 1 + rng_below(&rng, PL_RECOVERY_EVENTS);
 		else
 			c = 1 + rng_below(&rng, t->n);
 		cut[s] = c < t->n ? c : t->n;
 	}
-	free(start);
-	free(mark);
+	for (int k = 0; k < 3; k++)
+		free(mark[k]);
 	qsort(cut, N, sizeof(*cut), cut_cmp);
 	return cut;
 }
@@ -360,7 +370,7 @@ static int continue_state(struct pl_run *P, uint64_t s, uint64_t c, struct cut_t
 /* One state at cut c (events [0, c) done): 0, or an error of the model
  * (a failed state is counted, not an error). */
 static int check_cut(struct pl_run *P, struct pl_model *m, uint64_t s, uint64_t c, size_t n,
-		     bool any_ack, struct cut_totals *tot)
+		     bool any_ack, bool in_recovery, struct cut_totals *tot)
 {
 	struct rng rng = rng_seeded(P->C.o.seed, CRASH_STREAM(s + 1, 0xfffd));
 	int rc = pl_model_build(m, &rng, P->state);
@@ -370,7 +380,7 @@ static int check_cut(struct pl_run *P, struct pl_model *m, uint64_t s, uint64_t 
 	enum pl_stage stage;
 	tot->states++;
 	if (pl_check_state(&P->C, P->state, any_ack, &tot->checked, &lost, false, &stage) == 0)
-		return s % PL_CONTINUE_EVERY ? 0 : continue_state(P, s, c, tot);
+		return s % (in_recovery ? 4 : PL_CONTINUE_EVERY) ? 0 : continue_state(P, s, c, tot);
 	tot->lost += lost;
 	tot->failed++;
 	/* the first few failures of each kind are printed */
@@ -399,10 +409,12 @@ static int run_cuts(struct pl_run *P, const struct pl_trace *t, struct cut_total
 	memset(P->C.acked, 0, P->C.o.keys * sizeof(*P->C.acked));
 	bool any_ack = false;
 	uint64_t s = 0;
+	size_t round_at = 0; /* the last PL_ROUND's index */
 	P->C.round = 0;
 	for (size_t i = 0; i <= t->n && rc == 0; i++) {
 		while (s < P->C.o.states && cut[s] == i && rc == 0) {
-			rc = check_cut(P, m, s, i, t->n, any_ack, tot);
+			rc = check_cut(P, m, s, i, t->n, any_ack,
+				       i - round_at <= PL_RECOVERY_EVENTS, tot);
 			s++;
 		}
 		if (i == t->n || rc)
@@ -416,6 +428,7 @@ static int run_cuts(struct pl_run *P, const struct pl_trace *t, struct cut_total
 			memset(P->C.acked, 0, P->C.o.keys * sizeof(*P->C.acked));
 		} else if (e->type == PL_ROUND) {
 			P->C.round = (unsigned)e->offset;
+			round_at = i;
 		}
 		rc = pl_model_feed(m, t, i);
 	}
