@@ -96,7 +96,8 @@ struct pl_run {
 	struct crash_run C;     /* first: the child functions get &C */
 	char dir[4096];         /* the working directory of the run */
 	char store[4200];       /* dir/store.db: the children's store */
-	char state[4200];       /* dir/state: one cut state at a time */
+	char state[4200];       /* one cut state at a time: on tmpfs (/dev/shm)
+				 * where there is one, else dir/state */
 	char trace[4200];       /* dir/trace */
 	struct pl_recorder rec; /* the child's, set up after the fork */
 	/* The child's store: store (traced) in the rounds, a cut state's
