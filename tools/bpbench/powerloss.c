@@ -230,7 +230,7 @@ static int round_verdict(struct pl_run *P, int st, bool killed)
 
 static int run_rounds(struct pl_run *P, struct pl_trace *t)
 {
-	struct pl_model *m;
+	struct pl_model *m = NULL;
 	size_t fed = 0;
 	int rc = pl_model_new(&m);
 	P->cur_store = P->store;
@@ -252,7 +252,8 @@ static int run_rounds(struct pl_run *P, struct pl_trace *t)
 		if (rc == 0 && !P->C.o.quiet)
 			printf("round %u: %" PRIu64 " acks, %s%s%s, %" PRIu64 " records added after "
 			       "it, trace %zu events\n", P->C.round, r.acks,
-			       killed ? "killed" : WEXITSTATUS(st) == 0 ? "closed" : "fsync EIO",
+			       !WIFEXITED(st) ? "killed" : WEXITSTATUS(st) == 0 ? "closed"
+			       : "fsync EIO",
 			       P->truncate ? ", truncating open" : "",
 			       P->eio_at ? (P->eio_file == PL_F_WAL ? ", EIO armed (log)"
 					    : ", EIO armed (data)") : "",
