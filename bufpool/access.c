@@ -61,10 +61,14 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		if (overwrite && (s & BP_F_ERROR)) {
 			/* BP_GET_OVERWRITE on a failed read: the caller
 			 * replaces the page, so take it zeroed instead of
-			 * reading it again.  Acquire as the retry's below. */
+			 * reading it again (get_page refused OVERWRITE on a
+			 * read-only file).  Acquire as the retry's below. */
 			uint32_t ns = (s & ~BP_F_ERROR) | BP_F_LOCKED;
 			if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
 					memory_order_acquire, memory_order_relaxed)) {
+				/* Release fence before the zeroes, as a claim's
+				 * (optread.c's design note: F_f). */
+				bp_fence_release();
 				memset(f->data, 0, p->page_size);
 				atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY,
 							 memory_order_relaxed);
@@ -203,6 +207,13 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 	if (pageno > file->max_pageno)
 		return -EFBIG;
 	struct bp_pool *p = file->pool;
+	/* OVERWRITE is a write (the page comes back DIRTY), so a read-only
+	 * file refuses it up front, resident page or not: a resident page in
+	 * ERROR would otherwise be zeroed and dirtied by wait_ready, and a
+	 * dirty page of a read-only file can never be written (a writable
+	 * pool's flushes fail with -EBADF on it) nor evicted. */
+	if ((flags & BP_GET_OVERWRITE) && read_only(p, file))
+		return -EROFS;
 	uint64_t tag = bp_tag(file->id, pageno);
 	for (;;) {
 		struct bp_frame *f, *g;
@@ -216,7 +227,7 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		bool overwrite = flags & BP_GET_OVERWRITE;
 		if (create && !(flags & (BP_GET_CREATE | BP_GET_OVERWRITE)))
 			return -ENXIO;
-		if ((create || overwrite) && read_only(p, file))
+		if (create && read_only(p, file))
 			return -EROFS;
 		CHAOS_POINT("access.c:get_page:miss_before_claim");
 		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, tag, deadline, &f);

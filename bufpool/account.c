@@ -58,6 +58,21 @@
  * records what the per-CPU words sum to (cpu_base) and the sums subtract
  * it; a reset racing with a count may keep or lose that one count, as with
  * the shards.
+ *
+ * In the C11 model (the counters' one argument).  The shards are relaxed
+ * RMWs and relaxed loads: each word is exact by its own modification
+ * order, and orders nothing else; a sum is no snapshot.  The per-CPU words
+ * are _Atomic, but the rseq sequence adds to them with a plain asm add,
+ * outside the model (formally a race with bp_counters_sum's relaxed
+ * loads).  It is built only on x86-64, where an aligned 8-byte store is
+ * single-copy atomic, so a load sees the old count or the new one, never
+ * a torn one; the asm's memory clobber keeps the compiler from caching
+ * the word.  Everywhere else (ARM included) only the atomic shards count.
+ * A reset's relaxed stores race with counts as said above; a sum in the
+ * resetting thread, or in one that synchronised with it, reads the new
+ * base and per-CPU words at least as new as the reset read (coherence),
+ * so a difference can only go negative beside a racing reset, and is then
+ * clamped at 0.  No fence is needed.
  */
 #include <errno.h>
 #include <sched.h>

@@ -91,13 +91,26 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	}
 	CHAOS_POINT("evict.c:try_take:after_cas");
 	/* Taken: optimistic readers of the page must now fail, before the
-	 * tag or the contents change (latch.c, the version). */
+	 * tag or the contents change: the version's release RMW and a release
+	 * fence (latch.c; paired in optread.c's design note). */
 	bp_latch_version_bump(f);
 	bp_pt_remove_locked(p, f, pageno);
 	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
 		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
+	/* Only bp_drop_frames takes a dirty page (dropped unwritten by a
+	 * truncate or discard).  Its oldest unwritten change goes with it, as
+	 * a successful write forgets it (io.c): bp_oldest_dirty_lsn scans
+	 * every frame, free ones too, so a rec_lsn left here would hold every
+	 * checkpoint's redo point at it until the frame took another page.
+	 * Relaxed, as that reset: the dirtier stored rec_lsn before its
+	 * release unlatch and unpin, which our acquire CAS above read (zero
+	 * pins), so this store is the later one; nobody can dirty the frame
+	 * while we hold it LOCKED with the only pin, and the next page's
+	 * insert resets it again anyway. */
+	if (s & BP_F_DIRTY)
+		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 	CHAOS_POINT("evict.c:try_take:taken");
 	bp_count(p, BP_C_EVICTIONS);
 	return true;
@@ -155,9 +168,22 @@ static bool try_take_free(struct bp_frame *f, uint32_t s)
 {
 	if (s & ~FWAIT_WAITERS_MASK)
 		return false;
-	/* Acquire pairs with bp_free_claimed's release unlock. */
-	return atomic_compare_exchange_strong_explicit(&f->state, &s,
-			s | BP_F_LOCKED | BP_PIN_ONE, memory_order_acquire, memory_order_relaxed);
+	/* Acquire pairs with bp_free_claimed's release unlock (or a later RMW
+	 * in its release sequence, such as a speculative hit's unpin). */
+	if (!atomic_compare_exchange_strong_explicit(&f->state, &s,
+			s | BP_F_LOCKED | BP_PIN_ONE, memory_order_acquire, memory_order_relaxed))
+		return false;
+	/* Release fence before this thread's first store of the new page (its
+	 * tag, its zeroes): the take that freed the frame raised the version
+	 * (try_take), and an optimistic reader that began before that raise
+	 * and reads one of our stores must see it at its end.  The raise
+	 * happens before our CAS (the unlock above), but the reader only
+	 * synchronises with a fence in the thread whose store it read: this
+	 * one, paired with optread.c's acquire fence in still_valid.  Nothing
+	 * on x86, and ARM orders it anyway (the chain is cumulative there):
+	 * the C11 model needs it, not today's hardware. */
+	bp_fence_release();
+	return true;
 }
 
 /* seq_cst loads: the second half of the Dekker pairing described in
@@ -198,9 +224,24 @@ static int wait_for_unpin(struct bp_pool *p, const struct timespec *deadline)
 {
 	/* Acquire pairs with unpin_wake's release increment (frame.c). */
 	struct unpin_wait w = { p, atomic_load_explicit(&p->unpin_seq, memory_order_acquire) };
-	/* seq_cst RMW then seq_cst loads of pin counts; bp_unpin (frame.c) does
-	 * a seq_cst pin decrement then a seq_cst load of frame_waiters: one of
-	 * the two sides sees the other, so an unpin is never missed (Dekker). */
+	/* Dekker, in the C11 model (the pairing's one argument; frame.c's
+	 * bp_unpin, bp_unpin_checked and bp_unpin_claim point here).  Here: a
+	 * seq_cst RMW of
+	 * frame_waiters, then seq_cst loads of the pin counts (all_pinned);
+	 * there: a seq_cst RMW dropping the pin, then a seq_cst load of
+	 * frame_waiters (unpin_wake).  All four are seq_cst operations, so
+	 * they lie in the one total order S, which agrees with each thread's
+	 * program order, and a seq_cst load reads the last seq_cst change of
+	 * its object before it in S, or a later one (the rule as C++20's
+	 * P0668 words it and compilers implement it; the state word's other
+	 * RMWs are not seq_cst, which C11's wording mishandled).  If our load of that
+	 * frame's state comes after the drop in S, it reads the drop (or a
+	 * later value: a new pin, whose own drop wakes us); if it comes
+	 * before, our increment comes before the unpinner's load of
+	 * frame_waiters, which reads it and wakes.  Operations, not fences:
+	 * on ARMv8 a seq_cst load is LDAR, which an earlier store-release
+	 * (STLXR/LDADDAL) does not pass, so no DMB is needed; on x86 the RMWs
+	 * are locked and the loads plain. */
 	atomic_fetch_add_explicit(&p->frame_waiters, 1, memory_order_seq_cst);
 	CHAOS_POINT("evict.c:wait_for_unpin:announced");
 	int r = 0;

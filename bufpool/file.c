@@ -3,7 +3,8 @@
  * truncating their pages.
  *
  * Layer 7 (files): calls only evict.c, writeback.c, io.c, pagetable.c
- * (the page map's setup and teardown), frame.c and log.c.
+ * (the page map's setup and teardown), fault.c (the I/O trace), frame.c
+ * and log.c.
  *
  * Design note
  * -----------

@@ -58,7 +58,8 @@ void bp_unpin(struct bp_pool *p, struct bp_frame *f)
 	CHAOS_POINT("frame.c:bp_unpin:before_drop");
 	/* Release: our accesses to the page happen before an evictor's
 	 * acquire CAS.  seq_cst for the Dekker pairing with wait_for_unpin
-	 * (evict.c): pin drop, then load of frame_waiters. */
+	 * (evict.c argues it): pin drop, then unpin_wake's seq_cst load of
+	 * frame_waiters. */
 	uint32_t old = atomic_fetch_sub_explicit(&f->state, BP_PIN_ONE, memory_order_seq_cst);
 	CHAOS_POINT("frame.c:bp_unpin:dropped_before_wake");
 	if (bp_pins(old) == 1)
@@ -90,7 +91,8 @@ void bp_unpin_claim(struct bp_pool *p, struct bp_frame *f)
 	 * whole word 0.  seq_cst, as bp_unpin's drop: the claim's pin is a
 	 * pin like any other to wait_for_unpin (evict.c), whose all_pinned
 	 * counts it, so this drop is the first half of the same Dekker
-	 * pairing (pin drop, then the load of frame_waiters in unpin_wake). */
+	 * pairing (pin drop, then the load of frame_waiters in unpin_wake;
+	 * evict.c argues it). */
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(&f->state, &s,
 			(s & (FWAIT_WAITERS_MASK | BP_F_LOCKED | BP_PIN_MASK)) - BP_PIN_ONE,

@@ -16,7 +16,7 @@
  *   2  frame.c       pins, unpin wake, accounted bit waits  account
  *   3  pagemem.c     page memory: jemalloc arena or system  -
  *   3  pagetable.c   partitioned hash pageno -> frame       frame
- *   3  fault.c       I/O fault injector (io.c, bp_flush)    account
+ *   3  fault.c       I/O fault injector and trace           account
  *   3  uring.c       the io_uring ring: submission queue,   -
  *                    depth, delays, reaper thread
  *   3  latch.c       phase-fair content latches on fwait    frame account
@@ -32,7 +32,8 @@
  *   7  access.c      bp_get, bp_new_page, bp_release,       evict io pagetable
  *                    bp_mark_dirty, readahead               frame account
  *   7  file.c        files: open, close, discard, truncate  evict writeback io
- *                    (drop their pages), accessors          pagetable frame log
+ *                    (drop their pages), accessors          pagetable fault
+ *                                                           frame log
  *   8  pool.c        bp_open/close/discard, accessors       file writeback io
  *                                                           fault pagemem frame
  *                                                           account log
@@ -111,6 +112,38 @@
 #include <stdint.h>
 
 #include "bufpool/bufpool.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define BP_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define BP_TSAN 1
+#endif
+#endif
+
+/* The C11 fences of the lock-free protocols (optread.c's design note names
+ * each and its pair): DMB ISH / DMB ISHLD on ARMv8, nothing on x86.
+ * ThreadSanitizer does not model fences, and GCC refuses them under
+ * -fsanitize=thread (-Wtsan, an error with -Dwerror=true): there a
+ * compiler barrier keeps the order the compiler emits (x86's TSO does the
+ * rest), and TSan's happens-before comes from the atomics. */
+static inline void bp_fence_release(void)
+{
+#ifdef BP_TSAN
+	atomic_signal_fence(memory_order_acq_rel);
+#else
+	atomic_thread_fence(memory_order_release);
+#endif
+}
+
+static inline void bp_fence_acquire(void)
+{
+#ifdef BP_TSAN
+	atomic_signal_fence(memory_order_acq_rel);
+#else
+	atomic_thread_fence(memory_order_acquire);
+#endif
+}
 
 #define BP_CACHELINE 64
 #define BP_NONE_IDX UINT32_MAX
@@ -219,8 +252,9 @@ struct bp_frame {
 	/* The write-ahead log (bp_mark_dirty_lsn): the page LSN, and the LSN
 	 * of its oldest change not yet written (0: none).  Written by the
 	 * dirtier under the exclusive latch, reset by a successful write
-	 * (under WRITEBACK, when nobody may dirty the page) and when the frame
-	 * takes a new page; relaxed: the latch and WRITEBACK order them (a
+	 * (under WRITEBACK, when nobody may dirty the page), when the page is
+	 * dropped unwritten (evict.c, try_take) and when the frame takes a
+	 * new page; relaxed: the latch and WRITEBACK order them (a
 	 * write-back starts under the shared latch, which the dirtier's
 	 * unlatch released). */
 	_Atomic uint64_t lsn;

@@ -63,19 +63,20 @@
  * latch: they read the version, check X is clear, read the page, then
  * check X is still clear and the version unchanged.  So every change of a
  * page must either happen under X or raise the version first:
- *   - an exclusive holder's changes: taking X from a free latch is a
- *     seq_cst CAS (try_exclusive, ready_exclusive), a full barrier, so no
- *     store to the page made under X becomes visible before X does (the
- *     kernel's write_seqcount_begin puts an smp_wmb there); a hand-over
- *     keeps X set throughout.  unlock_exclusive raises the version with a
- *     plain store before its release CAS clears X: only the holder writes
- *     the version then, and a reader whose acquire load of the latch sees
- *     X clear reads the new version after it;
+ *   - an exclusive holder's changes: every path that gains X (try_exclusive,
+ *     and ready_exclusive's take of a free latch or of a hand-over) puts a
+ *     release fence after its RMW and before the holder's first store
+ *     (Boehm's seqlock writer; on ARM a later store may pass the CAS's own
+ *     store, on x86 the fence is free); a hand-over keeps X set
+ *     throughout.  unlock_exclusive raises the version with a relaxed
+ *     store, then clears X with a release CAS;
  *   - the frame's reuse for another page (or a reread after a drop):
- *     evict.c's take calls bp_latch_version_bump, a seq_cst fetch_add,
- *     after the CAS that set LOCKED and before the tag or the memory
- *     change.  The two writers exclude each other: a holder of X holds a
- *     pin, and a take needs the pin count at zero.
+ *     evict.c's take calls bp_latch_version_bump (a release RMW, then a
+ *     release fence) after the CAS that set LOCKED and before the tag or
+ *     the memory change.  The two writers exclude each other: a holder of
+ *     X holds a pin, and a take needs the pin count at zero.
+ * optread.c's design note is the protocol's one argument in the C11 model:
+ * which load each of these stores and fences pairs with, and why.
  * The version is 64 bits and only grows, so a reader cannot mistake a
  * changed page for its own (no wrap in any lifetime).
  */
@@ -119,6 +120,21 @@ struct latch_wait {
 	uint64_t epoch;
 };
 
+/* X was just gained (taken from a free latch or from a hand-over):
+ * Boehm's seqlock writer fence, before the holder's first store to the
+ * page or to the version.  A CAS orders later stores after its load, not
+ * after its store (ARMv8 without LSE atomics: a plain store may become
+ * visible before the STLXR), so without it a reader could read a new byte
+ * of the page and then X still clear.  It pairs with optread.c's acquire
+ * fence in still_valid (a reader that read a store made after it then
+ * sees X, or the unlatch) and with begin_on's acquire load of the version
+ * (a reader that read the raised version then sees X taken); optread.c's
+ * design note has the whole argument.  Nothing on x86. */
+static inline void x_taken(void)
+{
+	bp_fence_release();
+}
+
 /* Acquire on success pairs with the release in the unlatch that freed or
  * handed over the latch: the holder sees the previous holder's writes.
  * A refusal (w->err, returning true so fwait_wait returns) comes only from
@@ -159,14 +175,16 @@ static bool ready_exclusive(void *arg)
 			if (!(v & L_HANDOFF))
 				return false;
 			if (atomic_compare_exchange_weak_explicit(&w->f->latch, &v, v & ~L_HANDOFF,
-					memory_order_acquire, memory_order_acquire))
+					memory_order_acquire, memory_order_acquire)) {
+				x_taken();
 				return true;
+			}
 		} else if (!(v & (L_SHARED_MASK | L_X | L_XW_MASK))) {
-			/* seq_cst: X is visible before any change the holder
-			 * makes (the version, design note). */
 			if (atomic_compare_exchange_weak_explicit(&w->f->latch, &v, v | L_X,
-					memory_order_seq_cst, memory_order_acquire))
+					memory_order_acquire, memory_order_acquire)) {
+				x_taken();
 				return true;
+			}
 		} else if ((v & L_XW_MASK) == L_XW_MASK) {
 			w->err = -EAGAIN;
 			return true;
@@ -201,11 +219,12 @@ static bool try_exclusive(struct bp_frame *f)
 {
 	uint64_t v = 0;
 	/* Acquire on success pairs with the release in the unlatch that freed
-	 * the latch: the holder sees the previous holder's writes.  seq_cst,
-	 * a full barrier: X is visible to optimistic readers before any change
-	 * the holder makes to the page (the version, design note). */
-	return atomic_compare_exchange_strong_explicit(&f->latch, &v, L_X,
-			memory_order_seq_cst, memory_order_relaxed);
+	 * the latch: the holder sees the previous holder's writes. */
+	if (!atomic_compare_exchange_strong_explicit(&f->latch, &v, L_X,
+			memory_order_acquire, memory_order_relaxed))
+		return false;
+	x_taken();
+	return true;
 }
 
 /* Spin, then park: before queueing, watch the word for up to L_SPIN_NS
@@ -294,8 +313,9 @@ static int unlock_exclusive(struct bp_pool *p, struct bp_frame *f)
 		return -EPERM;
 	/* The holder may have changed the page: optimistic readers that began
 	 * before must fail.  Relaxed load and store: only the holder of X
-	 * writes the version now (design note), and the release CAS below
-	 * publishes the store to a reader whose acquire load sees X clear. */
+	 * writes the version now (design note); the store is after x_taken's
+	 * fence, and the release CAS below publishes it to a reader whose
+	 * acquire load sees X clear (optread.c). */
 #ifndef BP_TEST_NO_VERSION_RAISE
 	atomic_store_explicit(&f->version,
 			      atomic_load_explicit(&f->version, memory_order_relaxed) + 1,
@@ -415,17 +435,21 @@ bool bp_latch_idle(const struct bp_frame *f)
 bool bp_latch_excl_held(const struct bp_frame *f)
 {
 	/* Acquire: pairs with unlock_exclusive's release CAS, so a reader that
-	 * sees X clear after a holder left also sees the version it raised. */
+	 * sees X clear after a holder left also sees the version it raised
+	 * (optread.c). */
 	return (atomic_load_explicit(&f->latch, memory_order_acquire) & L_X) != 0;
 }
 
 void bp_latch_version_bump(struct bp_frame *f)
 {
-	/* seq_cst RMW, a full barrier between the take's CAS (before) and the
-	 * new tag and contents (after): a reader that sees any of those sees
-	 * this version too (optread.c). */
+	/* Release RMW: a reader whose begin reads this version (acquire)
+	 * then sees the take's LOCKED (the CAS before).  Release fence after
+	 * it, as x_taken's: a reader that reads the new tag or any byte of
+	 * the new contents (stored after it) then reads this version or a
+	 * later one at its end.  optread.c's design note pairs both. */
 #ifndef BP_TEST_NO_VERSION_RAISE
-	atomic_fetch_add_explicit(&f->version, 1, memory_order_seq_cst);
+	atomic_fetch_add_explicit(&f->version, 1, memory_order_release);
+	bp_fence_release();
 #else
 	(void)f; /* the broken pool of tests/bufpool/test_optread.c */
 #endif

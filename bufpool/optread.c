@@ -20,24 +20,69 @@
  *   read:   the caller's plain loads of the page.
  *   end:    acquire fence, X still clear (acquire), version still v.
  *
- * Why it is enough:
- *   - the frame taken for another page: the take's seq_cst raise
- *     (bp_latch_version_bump) comes after its LOCKED and before the new
- *     tag and contents.  If begin's acquire load read the raised version,
- *     it synchronises with that RMW, so its state load sees LOCKED (or a
- *     later state, with the new tag): begin refuses.  If it read the old
- *     one, any byte of the new page the caller reads was stored after the
- *     raise, so end's version load (after the fence) sees the raise;
- *   - a writer: its stores to the page come after its seq_cst CAS that
- *     set X, so a reader that read one of them sees X at end, or, if the
- *     writer has left, the release CAS that cleared X, after which the
- *     version load sees the raise unlock_exclusive stored before it;
- *   - begin's acquire load of the latch, when it reads a release that
- *     cleared X, makes the last holder's page visible to the reader; a
- *     read completion's release (the LOCKED clear, fwait_bit_unlock) is
- *     acquired by the state load, for a page read in and never latched.
+ * Why it is enough, in the C11 model (the protocol's one argument; latch.c
+ * and evict.c name their halves and point here).  Boehm's seqlock recipe
+ * ("Can Seqlocks Get Along With Programming Language Memory Models?",
+ * 2012), with the page's bytes treated as relaxed atomics (see "Data race"
+ * below for what they really are).  The writers:
+ *   X   a latch holder gains X with an acquire RMW, then a release fence
+ *       (latch.c x_taken: F_x), then stores to the page and raises the
+ *       version with a relaxed store, then clears X with a release CAS (U);
+ *   T   a take of a mapped frame sets LOCKED with an acquire CAS, raises
+ *       the version with a release RMW (R_t), then a release fence (F_t),
+ *       then stores the tag; the new page's tag and bytes come after it,
+ *       and a thread that takes the frame once freed puts its own release
+ *       fence before its stores (evict.c try_take_free: F_f), as does one
+ *       that zeroes a page left by a failed read (access.c wait_ready).
+ * The pairs (reader's load <- writer's release):
+ *   begin's version (acquire) <- F_x (the raise is a store after it) or
+ *     R_t: a begin that reads a raised version then sees, at its state and
+ *     latch loads, the X or LOCKED that came before the raise (refused),
+ *     or a later state: X cleared by an unlatch, whose release published
+ *     the whole change; LOCKED cleared by a release made after the new
+ *     tag was stored, so the tag check refuses;
+ *   begin's state (acquire) <- the release that cleared LOCKED (the read's
+ *     completion, the creator's unlock): a page read in and never latched;
+ *   begin's and end's latch loads (acquire) <- U: X seen clear after an
+ *     unlatch means that holder's page stores and raise are visible;
+ *   end's acquire fence <- F_x, F_t, F_f (fence to fence): a reader that
+ *     read any store made after one of those fences synchronises there, so
+ *     the X gain or the raise before that fence happens before end's two
+ *     loads.  End then sees X still set, or X cleared by an unlatch (U,
+ *     which raised the version first), or the take's raise: the version is
+ *     above the one begin read, unless begin already read that raise, and
+ *     then the first pair says begin saw the change begun or finished,
+ *     never half done.  The version load may be relaxed: it comes after
+ *     the fence and the latch's acquire load, which carry those edges.
+ * Without F_x (the code before it named a "seq_cst CAS, a full barrier"),
+ * the model lets a reader read a new byte of the page and then X clear,
+ * and so does ARMv8 when the CAS is an LDAXR/STLXR loop (cores without
+ * LSE atomics, where GCC's outline-atomics helpers use that loop too): a
+ * later plain store may become visible before the STLXR.  A reader could then accept
+ * a page half old and half new.  F_t and F_f close the same hole in the
+ * model; the hardware's cumulativity already closed it for them.  On x86
+ * (TSO) every one of these fences is a compiler barrier only, and the
+ * RMWs are the same locked instructions as before.  Bytes the kernel
+ * writes (a read into the page: pread, io_uring) are outside the model:
+ * the claiming thread's F_t or F_f comes before the submission that hands
+ * the page over, and x86 and ARMv8 are multi-copy atomic, so a CPU that
+ * sees a byte of the read sees the raise too.
  * The fence in end keeps the caller's page loads before the two checks
- * (a seqlock's read_seqcount_retry has smp_rmb in the same place).
+ * (a seqlock's read_seqcount_retry has smp_rmb in the same place; here it
+ * is DMB ISHLD on ARM, nothing on x86).
+ *
+ * Data race.  The caller's page loads are plain loads (memcpy, struct
+ * fields, binary searches) racing with writers' plain stores: in C11 a
+ * data race, whose behaviour the standard leaves undefined; Boehm's recipe
+ * assumes relaxed atomic loads there, which the pool cannot impose on its
+ * callers' code.  What the code relies on instead, as Linux's seqlocks
+ * (data_race()) and LeanStore do: the compiler cannot move a page load out
+ * of the window (begin's acquire loads keep it after them, end's acquire
+ * fence keeps it before the checks, inlined or not); callers read each
+ * value they act on once, through a volatile load (tools/kv's KV_ONCE),
+ * and bound it, so a racing value is never re-read differently or used
+ * unchecked; and nothing read is trusted before end passes.  A racing
+ * load may return any mix of old and new bytes; end rejects it.
  *
  * A reader stores nothing shared: the walk, the version, state, tag and
  * latch are loads; the frame's cache line stays shared between readers on
@@ -46,24 +91,15 @@
  * the calling CPU's shard (account.c).
  *
  * ThreadSanitizer: the caller's page loads race with a writer's stores by
- * design (a seqlock's benign race, Linux's data_race()), and TSan does not
- * model fences.  In a TSan build a begin that succeeds opens
- * AnnotateIgnoreReadsBegin and end closes it, so the reads between are not
- * reported; the atomics above still carry TSan's happens-before.  A begin
+ * design (above), and TSan does not model fences.  In a TSan build a
+ * begin that succeeds opens AnnotateIgnoreReadsBegin and end closes it, so
+ * the reads between are not reported; the atomics above still carry TSan's happens-before.  A begin
  * left without its end leaves the thread's reads ignored, which TSan
  * reports when the thread exits: the misuse shows up in the tests.
  */
 #include <errno.h>
 
 #include "bufpool/internal.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define BP_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define BP_TSAN 1
-#endif
-#endif
 
 #ifdef BP_TSAN
 /* TSan's runtime (dynamic annotations). */
@@ -154,14 +190,8 @@ int bp_read_begin_frame(struct bp_pool *pool, struct bp_frame *frame, struct bp_
 static bool still_valid(const struct bp_read *rd)
 {
 	/* The caller's page loads come before the checks below (a seqlock
-	 * reader's smp_rmb).  TSan does not model fences (GCC refuses them
-	 * under -fsanitize=thread): there the reads are ignored anyway and a
-	 * compiler barrier keeps them in place on x86. */
-#ifdef BP_TSAN
-	atomic_signal_fence(memory_order_acq_rel);
-#else
-	atomic_thread_fence(memory_order_acquire);
-#endif
+	 * reader's smp_rmb; under TSan the reads are ignored anyway). */
+	bp_fence_acquire();
 	if (bp_latch_excl_held(rd->frame))
 		return false;
 	/* Relaxed: after bp_latch_excl_held's acquire (design note). */

@@ -43,24 +43,40 @@
  * page's address from its number.  The lookups check the home frame's
  * tag first and go on to the map (then the chain) when it holds another
  * page.  Like the map, the home is only a candidate, checked as any
- * frame found without the lock.  (Before: the map's entry had to come
- * before either fetch could start, and the store's lookups ran at
- * 0.69-0.71x the plain-memory floor, docs/benchmarks.md.)
+ * frame found without the lock: find_fast's relaxed loads of the home's
+ * tag, the map's entry and the chain only choose a frame (frames are never
+ * freed, so any index is a frame), and all that is trusted comes after it,
+ * from the hit's pin above or the optimistic begin's acquire loads
+ * (optread.c).  The one publication on this path is a map chunk's zeroes
+ * (bp_pt_map_entry: release CAS, acquire load).  The claim of a free home
+ * (evict.c try_take_free) is an acquire CAS paired with bp_free_claimed's
+ * release, as any claim of a free frame.  (Before: the map's entry had
+ * to come before either fetch could start, and the store's lookups ran
+ * at 0.69-0.71x the plain-memory floor, docs/benchmarks.md.)
  *
  * A hit takes no lock (lookup_pin_fast), as Linux's page cache finds a
  * folio under RCU and takes a reference speculatively: walk the chain,
  * pin the frame found with one fetch_add, then keep the pin only if
  *   - the state the fetch_add replaced had no LOCKED: every take of a
  *     mapped frame (evict.c: try_take) is one CAS from zero pins to
- *     LOCKED plus its own pin, so the two RMWs on the state word are
- *     ordered: if ours came first the take's CAS fails (it sees our pin),
- *     if the take came first we see LOCKED; a frame LOCKED for its read
- *     is left to the locked path too, which waits for it;
- *   - the frame still holds our page after the pin: a frame taken and
- *     mapped to another page since we found it is unlocked again only by
- *     a release (the read's completion, the creator's unlock) after its
- *     new tag was stored, and our acquire fetch_add read that release's
- *     value or a later one, so the tag load that follows sees the new tag.
+ *     LOCKED plus its own pin, and both are RMWs of the one state word,
+ *     so its modification order alone decides (no fence, no TSO): if our
+ *     add comes first the take's CAS fails (it reads our pin), if the
+ *     take comes first our add reads its LOCKED or a later value; a
+ *     frame LOCKED for its read is left to the locked path too, which
+ *     waits for it;
+ *   - the frame still holds our page after the pin: a later value without
+ *     LOCKED was made by a release RMW that cleared it (the read's
+ *     completion, the creator's unlock, bp_free_claimed: fwait_bit_unlock)
+ *     or by an RMW after that one, and every change of the state word is
+ *     an RMW (only bp_open initialises it), so our acquire fetch_add reads
+ *     from that release's release sequence and synchronises with it.  The
+ *     new tag (or BP_NO_PAGE) was stored before that release, in the
+ *     claimer's thread or one that handed the frame on to the releaser
+ *     through a lock or a release, so it happens before our tag load,
+ *     which therefore reads it or a later tag: a remap is always seen.
+ * This is the argument in the C11 model (ARM included); no fence is
+ * needed beyond the acquire on the pin.
  * Anything else (no match, a chain changing under us, the pin limit) drops
  * the pin and asks the locked path, which is the old protocol: the
  * partition's read lock, the walk and the pin under it, so an evictor,

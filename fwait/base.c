@@ -49,14 +49,10 @@ bool fwait_deadline_valid(const struct timespec *deadline)
 struct timespec fwait_deadline_after_ns(uint64_t ns)
 {
 	uint64_t now = util_now_ns();
-	struct timespec ts = { .tv_sec = (time_t)(now / 1000000000u),
-			       .tv_nsec = (long)(now % 1000000000u) };
+	/* Saturated, as util_timespec_ns: a deadline past 2^64 - 1 ns is
+	 * that, so it converts back to UINT64_MAX and never wraps. */
+	uint64_t at = ns > UINT64_MAX - now ? UINT64_MAX : now + ns;
 
-	ts.tv_sec += (time_t)(ns / 1000000000u);
-	ts.tv_nsec += (long)(ns % 1000000000u);
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	return ts;
+	return (struct timespec){ .tv_sec = (time_t)(at / 1000000000u),
+				  .tv_nsec = (long)(at % 1000000000u) };
 }

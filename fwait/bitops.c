@@ -25,7 +25,16 @@
  *    it), or the release came first (the waiter's RMW sees the bit already
  *    released and does not sleep).  No fence is needed beyond the RMWs
  *    themselves, which is the same argument Linux makes for clearing
- *    PG_locked and testing PG_waiters in one instruction.
+ *    PG_locked and testing PG_waiters in one instruction.  In the C11
+ *    model (this is the waiters bit's one argument; ARM included), the
+ *    first case needs only coherence and the mutex: had the releaser's
+ *    lock of the bucket come before the waiter's in the mutex's order,
+ *    the releaser's RMW (before its lock) would happen before the
+ *    waiter's RMW (after its own lock), so it would precede it in the
+ *    word's modification order and could not read its W.  So the
+ *    releaser locks after the waiter unlocked, and finds it queued.  The
+ *    orders of the RMWs (relaxed announce, release unlock, acquire take)
+ *    only publish the critical sections; none of them decides a wakeup.
  *
  * Lock bits under FWAIT_WAKE_ONE: a contended unlock (W seen) takes the
  * bucket lock with the bit still held and decides there (unlock_wake_one).

@@ -31,17 +31,24 @@
  * folly's ParkingLot (numWaiters):
  *   waiter:  lock; nkeyed++ (seq_cst RMW); seq_cst fence; ready() reads C
  *   waker:   caller writes C; seq_cst fence; read nkeyed; 0: return
- * Both fences are in the single total order S.  If the waker's fence comes
- * first, the waiter's ready() (after its own fence) sees the caller's write
- * of C and does not sleep; if the waiter's fence comes first, the waker's
- * read of nkeyed (after its fence) sees the increment and takes the lock as
- * before, which orders it against the waiter's enqueue.  So the caller's
- * write needs no particular ordering of its own (relaxed suffices); the
- * fence is fwait_wake's.  The count is lowered under the lock only once the
- * waiter has stopped looking, so it never reads 0 while a waiter that might
- * still sleep is inside.  Under FWAIT_BROADCAST a wake must reach the bit
- * waiters of the bucket too, which nkeyed does not count, so it always
- * takes the lock.
+ * This is the C11 model's own rule for seq_cst fences, and the skip's one
+ * argument: both fences are in the single total order S, and for a store
+ * A sequenced before fence X and a load B after fence Y, with X before Y
+ * in S, B reads A or a later value of its object.  If the waker's fence
+ * comes first, the waiter's ready() (after its own fence) sees the
+ * caller's write of C and does not sleep; if the waiter's fence comes
+ * first, the waker's read of nkeyed (after its fence) sees the increment
+ * or a later value and takes the lock as before, which orders it against
+ * the waiter's enqueue.  A later value is never 0 while the waiter is
+ * inside: every thread's decrement follows its own increment in the
+ * count's modification order, and the waiter's comes only once it has
+ * stopped looking.  So the caller's write needs no particular ordering of
+ * its own (relaxed suffices; ready() must read it with an atomic load);
+ * the fence is fwait_wake's.  It is a store-then-load order, which no
+ * acquire or release gives: a full fence on every machine (DMB ISH on
+ * ARMv8, MFENCE or a locked op on x86), on both sides.  Under
+ * FWAIT_BROADCAST a wake must reach the bit waiters of the bucket too,
+ * which nkeyed does not count, so it always takes the lock.
  */
 #include "fwait/internal.h"
 #include "util/chaos.h"

@@ -31,6 +31,10 @@
  *     it has consumed that post (rule 3) or unlinked itself (then nobody
  *     chose it).  The next wait therefore starts with state FW_WAITING and
  *     no post in flight.
+ *  5. A sleep is no cancellation point (fwait.h, "Cancellation"):
+ *     fw_sleep disables cancellation around it, for both parkers, since a
+ *     thread unwound there would leave its record linked (rule 4's
+ *     reasoning needs every wait to leave fw_sleep).
  *
  * The parker, on Linux: one word.  The waker stores the state with release
  * order and then calls FUTEX_WAKE on the word; the sleeper loads it with
@@ -470,9 +474,18 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	     const struct timespec *deadline, bool *raced)
 {
 	struct fw_parker *pk = w->pk;
-	int state;
+	int state, cancel_state;
 
 	*raced = false;
+	/* Not a cancellation point, with either parker (fwait.h,
+	 * "Cancellation"): pthread_cond_wait and pthread_cond_timedwait are
+	 * ones, and a cancel acting there would unwind this thread with w,
+	 * on its stack, still linked in b (the next wake would post through
+	 * its dead record) and pk->mtx re-taken for ever.  A cancel that
+	 * comes meanwhile stays pending until the caller's next
+	 * cancellation point, after this wait has returned as it would
+	 * have.  The futex parker needs no change, but shares the rule. */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	pthread_mutex_unlock(&b->lock);
 	CHAOS_POINT("park.c:fw_sleep:queued_before_wait");
 
@@ -495,6 +508,9 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	state = pk_wait(pk, NULL);
 	*raced = true;
 out:
+	/* Restoring the state is no cancellation point either: a pending
+	 * cancel waits for the caller's next one (deferred cancellation). */
+	pthread_setcancelstate(cancel_state, NULL);
 	fw_hist_since(t, b, w->since_ns);
 	return state;
 }

@@ -209,6 +209,17 @@ START_TEST(blocked_io_uring_falls_back)
 	int st;
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
 	ck_assert(WIFEXITED(st));
+	/* Under an emulator (BT_EMULATED, set by tests/bufpool/meson.build
+	 * for a cross build run through its exe wrapper) the filter cannot
+	 * go in: qemu-user refuses PR_SET_SECCOMP (EINVAL), since a filter on
+	 * the guest's calls would apply to the emulator's own.  There, and
+	 * only there, check 1 failing leaves nothing to check; anywhere else
+	 * it fails the test. */
+	if (WEXITSTATUS(st) == 1 && getenv("BT_EMULATED")) {
+		printf("blocked_io_uring_falls_back: no seccomp filter under %s: not checked\n",
+		       getenv("BT_EMULATED"));
+		return;
+	}
 	ck_assert_msg(WEXITSTATUS(st) == 0, "check %d of the blocked child failed",
 		      WEXITSTATUS(st));
 }

@@ -2,7 +2,8 @@
  * test_faults.c - bufpool under injected I/O faults: every injected error
  * reaches a caller as a negative errno, no frame stays LOCKED/WRITEBACK, no
  * waiter sleeps forever, failed writes keep their pages dirty, and after the
- * fault clears (and close + reopen) every acknowledged write is there.
+ * fault clears (and close + reopen) every acknowledged write is there; a
+ * failed read of a read-only file never makes the pool write.
  */
 #include <check.h>
 #include <errno.h>
@@ -10,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <fcntl.h>
 
 #include "bp_helpers.h"
 #include "../check_run.h"
@@ -477,6 +481,74 @@ START_TEST(discard_after_failed_close)
 }
 END_TEST
 
+/* The whole of the file at path, malloc'd; its length in *len. */
+static char *file_bytes(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	struct stat st;
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	*len = (size_t)st.st_size;
+	char *b = malloc(*len + 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pread(fd, b, *len, 0), (ssize_t)*len);
+	close(fd);
+	return b;
+}
+
+/* BP_GET_OVERWRITE on a read-only file is -EROFS when the page is resident
+ * in ERROR after a failed read, as when it is not resident.  It used to
+ * zero and dirty the page there: every flush and close then failed with
+ * -EBADF, the frame was never evictable, and a read-only pool wrote.
+ * _i = 0: a read-only pool (file 0); _i = 1: a read-only bp_file of a
+ * writable pool.  Nothing is dirtied, the page reads back once the fault
+ * is gone, the close succeeds and the file is unchanged byte for byte. */
+START_TEST(overwrite_after_failed_read_of_read_only_file_is_erofs)
+{
+	enum { NPG = 4, PG = 2 };
+	bool ro_pool = _i == 0;
+	struct bt_dir other;
+	bt_dir_make(&other);
+	const struct bt_dir *ro_dir = ro_pool ? &dir : &other;
+	bt_make_file(ro_dir, NPG, 1);
+	size_t len0, len1;
+	char *before = file_bytes(ro_dir->file, &len0);
+
+	struct bp_config c = bt_config(&dir, 8, false);
+	if (ro_pool)
+		c.flags = (c.flags & ~(unsigned)BP_OPEN_CREATE) | BP_OPEN_READONLY;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_file *file = bp_pool_file(p);
+	if (!ro_pool)
+		ck_assert_int_eq(bp_file_open(&file, p, other.file, BP_OPEN_READONLY), 0);
+	struct bp_fault fa = { .op = BP_FAULT_READ, .kind = BP_FAULT_FAIL, .err = EIO,
+			       .count = 1 };
+	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_file_get(file, PG, 0, &f), -EIO); /* resident, in ERROR */
+	ck_assert_int_eq(bp_file_get(file, PG, BP_GET_OVERWRITE, &f), -EROFS);
+	ck_assert_int_eq(bp_file_get(file, PG + 1, BP_GET_OVERWRITE, &f), -EROFS); /* absent */
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.frames_dirty, 0);
+	ck_assert_int_eq(bp_flush(p), 0);
+	ck_assert_int_eq(bp_file_get(file, PG, 0, &f), 0); /* the fault fired once */
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), PG, 1));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	if (!ro_pool)
+		ck_assert_int_eq(bp_file_close(file), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+
+	char *after = file_bytes(ro_dir->file, &len1);
+	ck_assert_uint_eq(len1, len0);
+	ck_assert_msg(memcmp(before, after, len0) == 0, "the read-only file was written");
+	free(before);
+	free(after);
+	bt_dir_remove(&other);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bufpool faults");
@@ -494,6 +566,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, write_error_reaches_close);
 	tcase_add_test(tc, stale_write_error_at_close_is_not_fsync);
 	tcase_add_test(tc, discard_after_failed_close);
+	tcase_add_loop_test(tc, overwrite_after_failed_read_of_read_only_file_is_erofs, 0, 2);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -252,6 +252,60 @@ START_TEST(all_frames_pinned_is_ebusy)
 }
 END_TEST
 
+struct far_get {
+	struct bp_pool *pool;
+	struct timespec dl;
+	_Atomic bool *released; /* set by main just before it unpins a frame */
+	int rc;
+	bool saw_release;       /* *released when bp_get_timed returned */
+	struct bp_frame *frame;
+};
+
+static void *far_get_fn(void *arg)
+{
+	struct far_get *g = arg;
+	g->rc = bp_get_timed(g->pool, 6, BP_GET_CREATE, &g->dl, &g->frame);
+	g->saw_release = atomic_load(g->released);
+	return NULL;
+}
+
+/* A far-future deadline keeps bp_get_timed waiting for an unpin: it
+ * returns the page only after main unpins a frame (the flag is set before
+ * the unpin).  Loop index: the deadline, _i = 0: 18446744074 s (past 2^64
+ * ns); 1: 2^62 s; 2: fwait_deadline_after_ns(UINT64_MAX).  The clock
+ * helper used to wrap them into the past, so the claim gave up with
+ * -EBUSY at its first deadline check, after the first wait. */
+START_TEST(far_deadline_keeps_waiting)
+{
+	struct bp_config c = bt_config(&dir, 4, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_frame *f[4];
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_int_eq(bp_get(p, i, BP_GET_CREATE, &f[i]), 0);
+	const struct timespec far[] = {
+		{ .tv_sec = 18446744074, .tv_nsec = 0 },
+		{ .tv_sec = (time_t)1 << 62, .tv_nsec = 0 },
+		fwait_deadline_after_ns(UINT64_MAX),
+	};
+	_Atomic bool released = false;
+	struct far_get g = { p, far[_i], &released, 1, false, NULL };
+	pthread_t tid;
+	th_spawn(&tid, far_get_fn, &g);
+	ck_assert(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
+	atomic_store(&released, true);
+	ck_assert_int_eq(bp_release(p, f[0]), 0);
+	th_join_all(&tid, 1, BT_DEADLINE_MS, "a getter with a far deadline", bp_fwait_table(p));
+	ck_assert_int_eq(g.rc, 0);
+	ck_assert(g.saw_release);
+	ck_assert_uint_eq(bp_frame_pageno(g.frame), 6);
+	ck_assert_int_eq(bp_release(p, g.frame), 0);
+	for (unsigned i = 1; i < 4; i++)
+		ck_assert_int_eq(bp_release(p, f[i]), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 /* ---- frames busy with I/O ---- */
 
 struct slow_reader {
@@ -469,6 +523,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, one_read_for_concurrent_readers);
 	tcase_add_test(tc, writeback_never_overlaps_modification);
 	tcase_add_test(tc, all_frames_pinned_is_ebusy);
+	tcase_add_loop_test(tc, far_deadline_keeps_waiting, 0, 3);
 	tcase_add_test(tc, timed_get_deadline_bounds_io_waits);
 	tcase_add_test(tc, sequential_scan_reads_ahead);
 	tcase_add_test(tc, interleaved_scans_each_read_ahead);

@@ -14,6 +14,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,16 +101,24 @@ static struct bp_pool *wal_pool(struct wal *w, uint64_t watch, bool bgwriter)
 	return p;
 }
 
-/* Page pg rewritten with version v, marked dirty at lsn (exclusive latch). */
-static void change(struct bp_pool *p, uint64_t pg, uint64_t v, uint64_t lsn)
+/* Page pg of file rewritten with version v (created if need be), marked
+ * dirty at lsn (exclusive latch). */
+static void change_in(struct bp_pool *p, struct bp_file *file, uint64_t pg, uint64_t v,
+		      uint64_t lsn)
 {
 	struct bp_frame *f;
-	ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
+	ck_assert_int_eq(bp_file_get(file, pg, BP_GET_CREATE, &f), 0);
 	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	bt_fill(bp_data(f), bp_page_size(p), pg, v);
 	ck_assert_int_eq(bp_mark_dirty_lsn(p, f, lsn), 0);
 	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
+}
+
+/* Page pg of file 0: see change_in. */
+static void change(struct bp_pool *p, uint64_t pg, uint64_t v, uint64_t lsn)
+{
+	change_in(p, bp_pool_file(p), pg, v, lsn);
 }
 
 static struct bp_stats stats(struct bp_pool *p)
@@ -324,6 +333,43 @@ START_TEST(checkpoint_errors_keep_redo_safe)
 }
 END_TEST
 
+/* A dirty page dropped unwritten takes its oldest change with it: the
+ * oldest dirty LSN and a checkpoint's redo point move past it.  The page
+ * changed at 10 is dropped, by _i = 0: bp_file_truncate of file 0 below
+ * it; _i = 1: bp_file_discard of a second file holding it.  A page of file
+ * 0 changed at 20 stays.  (The free frame used to keep rec_lsn 10, so both
+ * stayed at 10 until the frame took another page.) */
+START_TEST(dropped_dirty_page_leaves_no_rec_lsn)
+{
+	struct wal w;
+	struct bp_pool *p = wal_pool(&w, 0, false);
+	struct bp_file *other = NULL;
+	char path[sizeof(dir.path) + 16];
+	snprintf(path, sizeof(path), "%s/other", dir.path);
+	if (_i == 0) {
+		change(p, 3, 2, 10);
+	} else {
+		ck_assert_int_eq(bp_file_open(&other, p, path, BP_OPEN_CREATE), 0);
+		change_in(p, other, 0, 2, 10);
+	}
+	change(p, 1, 2, 20);
+	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), 10);
+	if (_i == 0)
+		ck_assert_int_eq(bp_file_truncate(bp_pool_file(p), 3), 0);
+	else
+		ck_assert_int_eq(bp_file_discard(other), 0);
+	ck_assert_uint_eq(stats(p).frames_dirty, 1);
+	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), 20);
+	ck_assert_uint_eq(stats(p).oldest_dirty_lsn, 20);
+	uint64_t redo = 0;
+	ck_assert_int_eq(bp_checkpoint(p, 30, &redo), 0);
+	ck_assert_uint_eq(redo, 30);
+	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), UINT64_MAX);
+	ck_assert_int_eq(bp_close(p), 0);
+	unlink(path);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("bufpool wal");
@@ -336,6 +382,7 @@ int main(void)
 	tcase_add_loop_test(tc, failed_log_flush_writes_nothing, 0, 2);
 	tcase_add_test(tc, checkpoint_writes_only_old_changes);
 	tcase_add_test(tc, checkpoint_errors_keep_redo_safe);
+	tcase_add_loop_test(tc, dropped_dirty_page_leaves_no_rec_lsn, 0, 2);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

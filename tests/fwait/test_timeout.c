@@ -206,6 +206,57 @@ START_TEST(timeouts_race_handoffs)
 }
 END_TEST
 
+struct far_locker {
+	struct fwait_table *t;
+	_Atomic uint32_t *word;
+	struct timespec dl;
+	int rc;
+};
+
+static void *far_locker_main(void *arg)
+{
+	struct far_locker *l = arg;
+	l->rc = fwait_bit_lock(l->t, l->word, 4, &l->dl);
+	if (l->rc == 0)
+		fwait_bit_unlock(l->t, l->word, 4);
+	return NULL;
+}
+
+/* Far-future deadlines mean "never".  fwait_deadline_after_ns saturates at
+ * 2^64 - 1 ns (it used to return now + 18446744073 s, which the clock
+ * helper then wrapped into the past), and a waiter with that deadline, or
+ * one past 2^64 ns, or the time_t maximum, sleeps until the bit is free. */
+START_TEST(far_deadlines_are_never)
+{
+	struct timespec sat = fwait_deadline_after_ns(UINT64_MAX);
+	ck_assert_int_eq((long long)sat.tv_sec, 18446744073LL);
+	ck_assert_int_eq(sat.tv_nsec, 709551615L);
+	ck_assert_uint_eq(util_timespec_ns(&sat), UINT64_MAX);
+	struct timespec near_sat = fwait_deadline_after_ns(UINT64_MAX - util_now_ns() / 2);
+	ck_assert_uint_eq(util_timespec_ns(&near_sat), UINT64_MAX);
+
+	const struct timespec far[] = {
+		sat, { .tv_sec = 18446744074, .tv_nsec = 0 },
+		{ .tv_sec = INT64_MAX, .tv_nsec = 999999999 },
+	};
+	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 8);
+	_Atomic uint32_t word = 0;
+	for (size_t i = 0; i < sizeof(far) / sizeof(far[0]); i++) {
+		ck_assert(fwait_deadline_valid(&far[i]));
+		ck_assert_int_eq(fwait_bit_trylock(&word, 4), 0);
+		struct far_locker l = { t, &word, far[i], 1 };
+		pthread_t tid;
+		th_spawn(&tid, far_locker_main, &l);
+		ck_assert_msg(th_wait_parked(t, 1, TH_DEADLINE_MS), "deadline %zu: never parked", i);
+		ck_assert_int_eq(fwait_bit_unlock(t, &word, 4), 0);
+		th_join_all(&tid, 1, TH_DEADLINE_MS, "a waiter with a far deadline", t);
+		ck_assert_msg(l.rc == 0, "deadline %zu: %d", i, l.rc);
+	}
+	ck_assert_uint_eq(atomic_load(&word), 0);
+	fwait_table_destroy(t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-timeout");
@@ -213,6 +264,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(tc, timeout_on_held_bit, 0, TH_NPOLICIES);
 	tcase_add_loop_test(tc, timeouts_race_handoffs, 0, TH_NPOLICIES);
+	tcase_add_test(tc, far_deadlines_are_never);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

@@ -129,6 +129,31 @@ START_TEST(clock_is_monotonic_ns)
 }
 END_TEST
 
+/* A far-future deadline saturates at UINT64_MAX instead of wrapping into
+ * the past (18446744074 s used to read as 0.29 s, 2^62 s as 0). */
+START_TEST(clock_saturates_far_deadlines)
+{
+	const struct { time_t sec; long nsec; uint64_t ns; } cases[] = {
+		{ 18446744073, 0, UINT64_C(18446744073000000000) },
+		{ 18446744073, 709551615, UINT64_MAX },        /* exactly 2^64 - 1 */
+		{ 18446744073, 709551616, UINT64_MAX },        /* one past */
+		{ 18446744073, 999999999, UINT64_MAX },
+		{ 18446744074, 0, UINT64_MAX },
+		{ (time_t)1 << 62, 0, UINT64_MAX },
+		{ INT64_MAX, 0, UINT64_MAX },
+		{ INT64_MAX, 999999999, UINT64_MAX },
+		{ -1, 0, 0 },                                  /* not well formed */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct timespec ts = { .tv_sec = cases[i].sec, .tv_nsec = cases[i].nsec };
+		ck_assert_msg(util_timespec_ns(&ts) == cases[i].ns,
+			      "{%lld, %ld}: %llu ns, want %llu", (long long)ts.tv_sec, ts.tv_nsec,
+			      (unsigned long long)util_timespec_ns(&ts),
+			      (unsigned long long)cases[i].ns);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("util");
@@ -140,6 +165,7 @@ int main(void)
 	tcase_add_test(tc, prng_is_xorshift64star_and_seeded_nonzero);
 	tcase_add_test(tc, log2_floor);
 	tcase_add_test(tc, clock_is_monotonic_ns);
+	tcase_add_test(tc, clock_saturates_far_deadlines);
 	suite_add_tcase(s, tc);
 	return check_run_suite(s);
 }

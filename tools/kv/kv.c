@@ -216,24 +216,38 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 		       unsigned *n)
 {
 	struct bp_read cur, next;
-	/* Relaxed: the word only names a page; what the page holds is made
-	 * visible by the begin's own acquire loads, and a new root is latched
-	 * exclusive (the begin refuses it) until its split is done. */
-	uint64_t w = atomic_load_explicit(&kv->root_word, memory_order_relaxed);
+	/* The root word, in the C11 model (its one argument; kv.md points
+	 * here).  The root split (upsert_pessimistic) makes the new root R with
+	 * kv_new_node, which latches R exclusive before writing it, and stores
+	 * the word with a release store while R and the old root P are still
+	 * latched exclusive.
+	 * Acquire, pairing with that release: a descent that reads R's word
+	 * then has R's exclusive latch happen before its begin on R, whose
+	 * latch check sees X (-EBUSY: the latched path) or the unlatch that
+	 * published the whole of R.  (Relaxed, as before, let the model and
+	 * ARMv8 show the word before R's X: the descent began on R as if
+	 * unlatched, and only R's validation and the node's level check stood
+	 * between it and a half-written root.) */
+	uint64_t w = atomic_load_explicit(&kv->root_word, memory_order_acquire);
 	uint64_t page = KV_ROOT_PAGE(w);
 	unsigned level = KV_ROOT_HEIGHT(w);
 	/* (level < stop): a root that is a leaf, which leaf_optimistic
 	 * cannot latch below a parent */
 	if (level < stop || bp_file_read_begin(kv->file, page, &cur) != 0)
 		return OPT_LATCHED;
-	/* Still the root?  The root split stores the word while the old
-	 * root is latched exclusive, before the unlatch that raises its
-	 * version.  If the begin above read that version (acquire), then
-	 * its check of the latch read the unlatch (the version is stored
-	 * first), whose release orders the word's store before this load,
-	 * so a root split is seen here; if it read an older version, the
-	 * split fails this read's validation.  Either way a half root is
-	 * never taken for the whole tree. */
+	/* Still the root?  The split stores the word while P is latched
+	 * exclusive, before P's unlatch (U) raises P's version.  The begin
+	 * above succeeded, so its acquire load of P's latch read X clear:
+	 *   - from U or a later unlatch: U synchronises with it, the word's
+	 *     store happens before this load, which sees the new root: the
+	 *     descent restarts;
+	 *   - from before the split's X on P: then the begin read a version
+	 *     older than U's raise (one that read U's raise would have seen
+	 *     the X before it: optread.c's first pair), and P's end fails if
+	 *     this read saw any of the split's stores to P (optread.c's last
+	 *     pair), or else it read P whole, as it was before the split.
+	 * Relaxed is enough: the edges come from the begin's acquire loads.
+	 * Either way a half root is never taken for the whole tree. */
 	if (atomic_load_explicit(&kv->root_word, memory_order_relaxed) != w) {
 		bp_read_end(&cur);
 		return OPT_RESTART;
@@ -573,14 +587,11 @@ static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill
 			kv_change_page(kv, &ch, rf);
 			m->root = rpage;
 			m->height++;
-			/* Relaxed: the old root, path[1], is latched exclusive
-			 * until after this and its version rises at the unlatch;
-			 * an optimistic reader that begins on it after that
-			 * sees this store when it checks the word again
-			 * (opt_descend), and one that began before fails its
-			 * validation. */
+			/* Release, with rf (the new root) and the old root
+			 * still latched exclusive: opt_descend says what it
+			 * pairs with. */
 			atomic_store_explicit(&kv->root_word, KV_ROOT_WORD(rpage, m->height),
-					      memory_order_relaxed);
+					      memory_order_release);
 			kv_change_page(kv, &ch, f);
 			break;
 		}

@@ -86,6 +86,7 @@ struct kv_log {
 	uint64_t base;              /* position of file offset 0 */
 	uint64_t redo;              /* where recovery starts (the control file's) */
 	uint64_t fpw_from;          /* a page last logged below it is imaged */
+	uint32_t ctl_flags;         /* the control file's KV_LOG_CTL_* (ctl_mu) */
 	bool flushing;
 	int err;                    /* sticky: the first failed write or fsync */
 	uint64_t records, bytes, commits, fsyncs, checkpoints;
@@ -99,9 +100,12 @@ struct kv_log_ctl {
 	uint64_t redo;
 	uint32_t page_bytes;
 	uint32_t value_size;
-	uint32_t reserved;
+	uint32_t flags;    /* KV_LOG_CTL_TRUNCATE (0 in files older than it) */
 	uint32_t crc; /* of the bytes before it */
 };
+/* The store is being truncated: whoever opens it empties the store file
+ * before replaying (kv_log_truncating); cleared by the next reset. */
+#define KV_LOG_CTL_TRUNCATE 0x1u
 
 struct rec_hdr {
 	uint32_t crc;
@@ -214,7 +218,8 @@ static int truncate_wal(const struct kv_log *log, uint64_t size)
 static int write_ctl(struct kv_log *log, uint64_t base, uint64_t redo)
 {
 	struct kv_log_ctl c = {.magic = KV_LOG_CTL_MAGIC, .base = base, .redo = redo,
-			       .page_bytes = log->page_bytes, .value_size = log->value_size};
+			       .page_bytes = log->page_bytes, .value_size = log->value_size,
+			       .flags = log->ctl_flags};
 	c.crc = util_crc32c(0, &c, offsetof(struct kv_log_ctl, crc));
 	int fd = open_traced(log, log->tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
@@ -305,7 +310,41 @@ void kv_log_close(struct kv_log *log)
 	free(log);
 }
 
-int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page_bytes,
+/* Start an empty log (the .wal open).  For a store without a log: the
+ * file cut first, then the control file at the first position: a crash
+ * in between leaves no log at all, as before.  For a store being
+ * truncated (old: its control file, if it had a readable one): the
+ * control file first, with the truncation's intent and at a base past
+ * every position the old file can hold (its base plus its size), then the
+ * file cut: a crash in between leaves the new control file over bytes no
+ * record can claim (a record must carry its own position), and whoever
+ * opens the store next empties its file before replaying (kv_open).  The
+ * old store is then gone at once, whether its file's O_TRUNC reached the
+ * disk or not, and no page of it can come back under the new log. */
+static int start_log(struct kv_log *log, bool truncating, const struct kv_log_ctl *old,
+		     struct kv_log_ctl *c)
+{
+	struct stat st;
+	if (fstat(log->fd, &st) < 0)
+		return -errno;
+	uint64_t base = truncating ? (old ? old->base : KV_LOG_FIRST_POS) + (uint64_t)st.st_size
+				   : KV_LOG_FIRST_POS;
+	*c = (struct kv_log_ctl){.base = base, .redo = base};
+	log->ctl_flags = truncating ? KV_LOG_CTL_TRUNCATE : 0;
+	int rc;
+	if (truncating) {
+		rc = write_ctl(log, base, base);
+		if (rc == 0)
+			rc = truncate_wal(log, 0);
+	} else {
+		rc = truncate_wal(log, 0);
+		if (rc == 0)
+			rc = write_ctl(log, base, base);
+	}
+	return rc;
+}
+
+int kv_log_open(struct kv_log **out, const char *path, bool truncate, uint32_t page_bytes,
 		uint32_t value_size, bp_io_trace_fn trace_fn, void *trace_arg)
 {
 	struct kv_log *log = calloc(1, sizeof(*log));
@@ -322,16 +361,22 @@ int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page
 	pthread_mutex_init(&log->ctl_mu, NULL);
 	pthread_cond_init(&log->cv, NULL);
 	int rc = set_paths(log, path);
-	struct kv_log_ctl c;
-	if (rc == 0 && !reset) {
-		rc = read_ctl(log, &c);
-		if (rc == -ENOENT) { /* no log yet: start one */
-			reset = true;
+	struct kv_log_ctl c = {0}, old;
+	bool fresh = false, have_old = false;
+	if (rc == 0) {
+		rc = read_ctl(log, &old);
+		if (rc == -ENOENT || (truncate && rc == -EBADMSG)) { /* none, or to go */
+			fresh = !truncate;
 			rc = 0;
-		} else if (rc == 0 && (c.page_bytes != page_bytes || c.value_size < 8)) {
-			rc = -EBADMSG; /* written with another page geometry */
+		} else if (rc == 0 && truncate) {
+			have_old = true;
+		} else if (rc == 0 && (old.page_bytes != page_bytes || old.value_size < 8 ||
+				       (old.flags & ~KV_LOG_CTL_TRUNCATE))) {
+			rc = -EBADMSG; /* another page geometry, or a newer format */
 		} else if (rc == 0) {
+			c = old;
 			log->value_size = c.value_size;
+			log->ctl_flags = c.flags;
 		}
 	}
 	if (rc == 0) {
@@ -339,14 +384,8 @@ int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page
 		if (log->fd < 0)
 			rc = -errno;
 	}
-	if (rc == 0 && reset) {
-		/* The file first, then the control file that says it is
-		 * empty: a crash in between leaves an empty log either way. */
-		c = (struct kv_log_ctl){.base = KV_LOG_FIRST_POS, .redo = KV_LOG_FIRST_POS};
-		rc = truncate_wal(log, 0);
-		if (rc == 0)
-			rc = write_ctl(log, c.base, c.redo);
-	}
+	if (rc == 0 && (truncate || fresh))
+		rc = start_log(log, truncate, have_old ? &old : NULL, &c);
 	if (rc) {
 		kv_log_close(log);
 		return rc;
@@ -545,9 +584,15 @@ int kv_log_set_redo(struct kv_log *log, uint64_t redo)
 
 uint32_t kv_log_value_size(const struct kv_log *log) { return log->value_size; }
 
+bool kv_log_truncating(const struct kv_log *log)
+{
+	return log->ctl_flags & KV_LOG_CTL_TRUNCATE;
+}
+
 bool kv_log_unused(struct kv_log *log)
 {
-	return log->base == KV_LOG_FIRST_POS && kv_log_end(log) == KV_LOG_FIRST_POS;
+	return (log->base == KV_LOG_FIRST_POS || kv_log_truncating(log)) &&
+	       kv_log_end(log) == log->base;
 }
 
 int kv_log_reset(struct kv_log *log, uint32_t value_size)
@@ -558,6 +603,7 @@ int kv_log_reset(struct kv_log *log, uint32_t value_size)
 		return rc;
 	pthread_mutex_lock(&log->ctl_mu);
 	log->value_size = value_size; /* no appender runs */
+	log->ctl_flags = 0;           /* every page is on disk: a truncation is done */
 	/* Control file first: once it says base = end, whatever the old file
 	 * holds sits at positions below end, which no record can claim. */
 	rc = write_ctl(log, end, end);

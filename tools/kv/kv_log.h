@@ -69,14 +69,17 @@ struct kv_log_part {
 #define KV_LOG_MAX_PARTS 40u
 
 /* Open the log of the store at path (<path>.wal, <path>.ctl).  A missing
- * control file, or reset, starts an empty log (an old .wal is cut to
- * nothing first) for records of value_size; otherwise the control file's
- * value size is kept (kv_log_value_size) and its page size must be
- * page_bytes (the pool's bp_data_size), else -EBADMSG.  The pool's
+ * control file starts an empty log (an old .wal is cut to nothing first)
+ * for records of value_size; truncate (the store is being emptied) starts
+ * one whatever was there, recording the truncation's intent in the
+ * control file first (kv_log_truncating; kv_log.c's start_log says why);
+ * otherwise the control file's value size is kept (kv_log_value_size) and
+ * its page size must be page_bytes (the pool's bp_data_size), else
+ * -EBADMSG.  The pool's
  * flush_log is set up by the caller to kv_log_flush_for_pool with this
  * log.  Every change to the log's files is reported to trace_fn (NULL:
  * none), as bufpool.h's "I/O tracing" describes.  0 or a negative errno. */
-int kv_log_open(struct kv_log **out, const char *path, bool reset, uint32_t page_bytes,
+int kv_log_open(struct kv_log **out, const char *path, bool truncate, uint32_t page_bytes,
 		uint32_t value_size, bp_io_trace_fn trace_fn, void *trace_arg);
 void kv_log_close(struct kv_log *log);
 /* Whether the store at path has a log (its control file exists). */
@@ -117,14 +120,19 @@ uint64_t kv_log_end(struct kv_log *log);
  * file's space below it where the file system can.  0 or a negative errno
  * (the old control file stands). */
 int kv_log_set_redo(struct kv_log *log, uint64_t redo);
-/* Whether the log was never used: it starts at the first position and
- * holds no record (after kv_log_replay: none was found). */
+/* Whether the store is being truncated (a truncating kv_open has not
+ * finished): its file must be emptied before replay; the next
+ * kv_log_reset, once every page is on disk, ends it. */
+bool kv_log_truncating(const struct kv_log *log);
+/* Whether the log was never used: it starts at the first position, or a
+ * truncation, and holds no record (after kv_log_replay: none was found). */
 bool kv_log_unused(struct kv_log *log);
 /* The value size of UPSERT parts (what kv_log_replay reads). */
 uint32_t kv_log_value_size(const struct kv_log *log);
 /* Everything logged is in pages on disk: start the file afresh at the
- * current end (control file first: base = redo = end, and the store's
- * value_size from now on; then the .wal cut to nothing).  Call with no
+ * current end (control file first: base = redo = end, the store's
+ * value_size from now on, no truncation pending; then the .wal cut to
+ * nothing).  Call with no
  * appender running.  0 or a negative errno. */
 int kv_log_reset(struct kv_log *log, uint32_t value_size);
 

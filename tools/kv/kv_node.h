@@ -76,8 +76,9 @@ struct kv_store {
 	struct bp_frame *meta; /* page 0, pinned from open to close */
 	/* The meta page's root and height, for the optimistic descents
 	 * (kv.c): KV_ROOT_WORD(root, height).  Written with the meta page by
-	 * the root split, under the exclusive latches of the meta page and of
-	 * the old root, and set by kv_open before any reader. */
+	 * the root split (release), under the exclusive latches of the meta
+	 * page and of the old and new roots, and set by kv_open before any
+	 * reader; opt_descend (kv.c) argues its orders. */
 	_Atomic uint64_t root_word;
 	struct kv_log *log;    /* NULL: not durable */
 	bool sync_commit;

@@ -8,18 +8,22 @@
  * log (kv_log.c) and recovery (kv_recover.c).
  *
  * kv_open, in order:
- *   1. open the pool (its flush_log is the log's, when durable); with
- *      truncate, make the truncation durable (bp_flush syncs the file)
- *      before step 2 restarts the log at position 1: a power failure must
- *      not bring back the old pages, whose LSNs the new log starts below,
- *      so that the redo rule would skip the new records on them;
- *   2. if the store has a log (a control file; always when durable),
- *      replay it from its redo position: the pages come back to their
- *      state at the last durable record (kv_recover.c);
+ *   1. open the pool (its flush_log is the log's, when durable);
+ *   2. if the store has a log (a control file; always when durable):
+ *      open it; with truncate, the new log's control file records the
+ *      truncation's intent before anything else changes (kv_log.c,
+ *      start_log), and the store file is emptied only then, here and by
+ *      every open that finds the intent, until step 4 ends it: a power
+ *      failure can then neither bring old pages back under the new log
+ *      (the redo rule would skip new records on pages with higher LSNs)
+ *      nor leave an empty file under the old log; then replay from the
+ *      redo position: the pages come back to their state at the last
+ *      durable record (kv_recover.c);
  *   3. format an empty file (logged, when durable) or load the meta page;
  *      an empty file is formatted without create too when its log was
- *      never used (at the first position, nothing replayed): a first
- *      kv_open cut short by a crash, which acknowledged nothing;
+ *      never used (at the first position, or under a truncation's
+ *      intent, and nothing replayed): a first or truncating kv_open cut
+ *      short by a crash, which acknowledged nothing of the new store;
  *   4. with a log: write every page (bp_flush) and start the log afresh
  *      at its end (kv_log_reset), so the next recovery reads nothing of
  *      this one.  A crash anywhere in 1-4 recovers again, from the same
@@ -163,15 +167,17 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 						     : KV_CHECKPOINT_BYTES_DEFAULT;
 	pthread_mutex_init(&kv->checkpoint_lock, NULL);
 	struct kv_log *log = NULL;
-	unsigned oflags = (cfg->create ? BP_OPEN_CREATE : 0) | (cfg->truncate ? BP_OPEN_TRUNCATE : 0);
+	/* A store with a log is truncated under the log's intent (step 2),
+	 * not by the open's O_TRUNC. */
+	bool logged = cfg->durable || kv_log_exists(cfg->path);
+	unsigned oflags = (cfg->create ? BP_OPEN_CREATE : 0) |
+			  (cfg->truncate && !logged ? BP_OPEN_TRUNCATE : 0);
 	int rc;
 	if (cfg->shared_pool) {
 		/* Another file of a pool someone else owns: its flush_log is
 		 * not ours, so no log (and no store that has one). */
 		kv->pool = cfg->shared_pool;
-		rc = cfg->durable || kv_log_exists(cfg->path)
-			     ? -EINVAL
-			     : bp_file_open(&kv->file, kv->pool, cfg->path, oflags);
+		rc = logged ? -EINVAL : bp_file_open(&kv->file, kv->pool, cfg->path, oflags);
 	} else {
 		struct bp_config pc = cfg->pool;
 		pc.path = cfg->path;
@@ -181,17 +187,17 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 		rc = bp_open(&kv->pool, &pc);
 		kv->own_pool = rc == 0;
 		kv->file = bp_pool_file(kv->pool);
-		if (rc == 0 && cfg->truncate) /* step 1: the truncation durable */
-			rc = bp_flush(kv->pool);
 	}
 	/* A store with a log is recovered, durable or not: a crashed durable
 	 * run must not be changed unlogged and replayed over later. */
-	if (rc == 0 && (cfg->durable || kv_log_exists(cfg->path)))
+	if (rc == 0 && logged)
 		rc = kv_log_open(&log, cfg->path, cfg->truncate, bp_data_size(kv->pool),
 				 cfg->value_size ? cfg->value_size : KV_VALUE_SIZE_DEFAULT,
 				 cfg->pool.io_trace, cfg->pool.io_trace_arg);
 	if (rc == 0 && log)
 		kv_log_set_pool(log, kv->pool);
+	if (rc == 0 && log && kv_log_truncating(log)) /* step 2 */
+		rc = bp_file_truncate(kv->file, 0);
 	/* Set before any page has an LSN, so the pool's I/O threads, which
 	 * call flush_log only for such pages, see it (the page's dirtying
 	 * orders it before their write-back). */

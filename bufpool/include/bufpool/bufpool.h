@@ -250,8 +250,10 @@ int bp_discard(struct bp_pool *pool);
                                      zero-filled, UPTODATE and DIRTY, so a
                                      torn or damaged page on disk is no
                                      error; a resident page is returned as
-                                     it is.  Implies BP_GET_CREATE; -EROFS
-                                     on a read-only pool. */
+                                     it is (one left by a failed read is
+                                     zeroed and dirtied).  Implies
+                                     BP_GET_CREATE; -EROFS on a read-only
+                                     pool or file, resident page or not. */
 
 /* Pin page pageno and return its frame in *frame (set only on success).
  * If the page is absent it is read in (one read however many threads ask);

@@ -44,6 +44,17 @@
  * outlive every call on it.  Deadlines are absolute CLOCK_MONOTONIC times;
  * NULL means wait forever.
  *
+ * Cancellation: no fwait call is a cancellation point, whichever parker the
+ * library was built with.  A waiter's record lives on its stack, linked in
+ * its bucket while it sleeps, so a thread unwound by pthread_cancel there
+ * would leave it for the next wake to touch.  A wait therefore sleeps with
+ * cancellation disabled and restores the caller's state when it returns: a
+ * cancel that arrives meanwhile stays pending, the wait ends as it would
+ * have (woken, handed the bit, or timed out) and the cancel acts at the
+ * caller's next cancellation point.  To cancel a thread waiting with no
+ * deadline, wake it too.  No call is async-cancel-safe: do not call fwait
+ * with PTHREAD_CANCEL_ASYNCHRONOUS enabled.
+ *
  * Memory ordering: "acquire" and "release" are C11's; each declaration
  * below says what its call orders (a failed call orders nothing).  The
  * pairs on a word hold as long as every change of the word is an atomic
@@ -421,7 +432,10 @@ int fwait_waiters_walk(struct fwait_table *t,
  * 0 <= tv_nsec < 1e9); calls taking a deadline return -EINVAL otherwise. */
 bool fwait_deadline_valid(const struct timespec *deadline);
 
-/* Helper: absolute CLOCK_MONOTONIC deadline ns nanoseconds from now. */
+/* Helper: absolute CLOCK_MONOTONIC deadline ns nanoseconds from now,
+ * saturated at 2^64 - 1 ns (tv_sec 18446744073): a far-future deadline
+ * never wraps into the past.  (Calls taking a deadline accept any larger
+ * well-formed tv_sec too, up to the time_t maximum, as "never".) */
 struct timespec fwait_deadline_after_ns(uint64_t ns);
 
 #pragma GCC visibility pop

@@ -1,0 +1,130 @@
+/*
+ * test_cancel.c - a thread cancelled (pthread_cancel) while parked.
+ *
+ * Design note: fwait's waits are not cancellation points, with either
+ * parker (fwait.h, "Cancellation").  A thread parked in a bit wait, a bit
+ * lock (with a deadline, so the pthread parker's timed wait is covered) or
+ * a keyed wait is cancelled; it must stay parked, return from the wait once
+ * woken, and act on the cancel at its next cancellation point
+ * (pthread_testcancel), so that it exits with PTHREAD_CANCELED and leaves
+ * no waiter record (which lives on its stack) in the bucket.  The wake
+ * runs in a helper thread joined with a deadline: had the cancel acted
+ * inside pthread_cond_wait, the dead thread's record would still be
+ * linked and the wake would block on that thread's parker mutex, which
+ * the cancelled wait re-took and never released, or touch its stack.
+ * Built with both parkers (CI's DRD build uses -Dfwait_park=pthread).
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <time.h>
+
+#include "helpers.h"
+#include "../check_run.h"
+
+#define BIT 3
+
+enum form { BIT_WAIT, BIT_LOCK, KEYED, NFORMS };
+
+struct victim {
+	struct fwait_table *t;
+	_Atomic uint32_t *word;
+	_Atomic bool *ready;        /* the keyed wait's condition */
+	enum form form;
+	int rc;                     /* the wait's return */
+	_Atomic bool returned;      /* the wait returned */
+	_Atomic bool past_testcancel;
+};
+
+static bool is_ready(void *arg)
+{
+	return atomic_load((_Atomic bool *)arg);
+}
+
+static void *victim_main(void *arg)
+{
+	struct victim *v = arg;
+	struct timespec dl;
+	switch (v->form) {
+	case BIT_WAIT:
+		v->rc = fwait_bit_wait(v->t, v->word, BIT, NULL);
+		break;
+	case BIT_LOCK:
+		dl = fwait_deadline_after_ns((uint64_t)TH_DEADLINE_MS * 1000000u);
+		v->rc = fwait_bit_lock(v->t, v->word, BIT, &dl);
+		if (v->rc == 0)
+			fwait_bit_unlock(v->t, v->word, BIT);
+		break;
+	default:
+		v->rc = fwait_wait(v->t, v->ready, 0, is_ready, v->ready, NULL);
+		break;
+	}
+	atomic_store(&v->returned, true);
+	pthread_testcancel(); /* the pending cancel acts here */
+	atomic_store(&v->past_testcancel, true);
+	return NULL;
+}
+
+static void *waker_main(void *arg)
+{
+	struct victim *v = arg;
+	switch (v->form) {
+	case BIT_WAIT:
+		fwait_bit_clear(v->t, v->word, BIT);
+		break;
+	case BIT_LOCK:
+		fwait_bit_unlock(v->t, v->word, BIT);
+		break;
+	default:
+		atomic_store(v->ready, true);
+		fwait_wake(v->t, v->ready, FWAIT_ALL);
+		break;
+	}
+	return NULL;
+}
+
+/* Loop index: the form of the wait (enum form). */
+START_TEST(cancelled_waiter_returns_then_exits)
+{
+	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 4);
+	_Atomic uint32_t word = 0;
+	_Atomic bool ready = false;
+	if (_i == BIT_LOCK)
+		ck_assert_int_eq(fwait_bit_trylock(&word, BIT), 0);
+	else if (_i == BIT_WAIT)
+		fwait_bit_set(&word, BIT);
+	struct victim v = { .t = t, .word = &word, .ready = &ready, .form = (enum form)_i,
+			    .rc = 1 };
+	pthread_t vt, wt;
+	th_spawn(&vt, victim_main, &v);
+	ck_assert_msg(th_wait_parked(t, 1, TH_DEADLINE_MS), "the victim never parked");
+	ck_assert_int_eq(pthread_cancel(vt), 0);
+
+	th_spawn(&wt, waker_main, &v);
+	th_join_all(&wt, 1, TH_DEADLINE_MS, "the wake of a cancelled waiter", NULL);
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl);
+	dl.tv_sec += TH_DEADLINE_MS / 1000;
+	void *ret = NULL;
+	int jr = pthread_timedjoin_np(vt, &ret, &dl);
+	ck_assert_msg(jr == 0, "the cancelled waiter still runs after the wake: %d", jr);
+	ck_assert_msg(ret == PTHREAD_CANCELED, "the waiter was not cancelled");
+	ck_assert_msg(atomic_load(&v.returned), "cancelled inside the wait, which never returned");
+	ck_assert_int_eq(v.rc, 0);
+	ck_assert(!atomic_load(&v.past_testcancel));
+	ck_assert_uint_eq(th_parked(t), 0);
+	uint32_t left = atomic_load(&word) & ~FWAIT_WAITERS_MASK;
+	ck_assert_uint_eq(left, 0);
+	fwait_table_destroy(t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *su = suite_create("fwait-cancel");
+	TCase *tc = tcase_create("cancel");
+	tcase_set_timeout(tc, 60);
+	tcase_add_loop_test(tc, cancelled_waiter_returns_then_exits, 0, NFORMS);
+	suite_add_tcase(su, tc);
+	return check_run_suite(su);
+}
