@@ -14,7 +14,12 @@
 #     correct pool takes for these 100 rounds).  With sync_commit it never
 #     fails: each put's log is on disk before any page write could need
 #     it; with batches of 32 on 128 frames, 1 to 4 seeds in 10 fail;
-#   - the store's three files are removed after a run, kept with --keep.
+#   - the store's three files are removed after a run, kept with --keep;
+#   - --power-loss: bad usage exits 2; a broken pool (--break-wal, batches
+#     of 32, no truncating reopen: meson.build's should_fail test says why)
+#     exits exactly 1 with the "FAILED:" summary and a failing state's
+#     cut; the run's directory is removed after a run, kept with --keep
+#     (the trace and the store in it).
 set -eu
 bpbench=$1
 dir=$(mktemp -d)
@@ -48,4 +53,17 @@ for f in kept.db kept.db.wal kept.db.ctl; do
 done
 # what --keep kept is a store that reopens and checks out
 "$bpbench" check --file "$dir/kept.db" > /dev/null || { echo "FAIL: the kept store does not check"; exit 1; }
+expect 2 --power-loss --batch 300
+grep -q -- '--batch' "$dir/err" || { cat "$dir/err"; echo "FAIL: no message for --batch"; exit 1; }
+expect 2 --power-loss --states 0
+expect 1 --power-loss --truncate-every 0 --seed 1 --batch 32 --break-wal -q --file "$dir/pl-wal"
+grep -q 'power-loss: state [0-9]*: a power failure after event' "$dir/err" &&
+  grep -q 'power-loss: FAILED: ' "$dir/err" ||
+  { tail -20 "$dir/err"; echo "FAIL: the power-loss failure is not reported"; exit 1; }
+expect 0 --power-loss --truncate-every 0 --states 50 -k 2 -q --file "$dir/pl-gone"
+if [ -e "$dir/pl-gone" ]; then ls -R "$dir"; echo "FAIL: --power-loss left files behind"; exit 1; fi
+expect 0 --power-loss --truncate-every 0 --states 50 -k 2 -q --keep --file "$dir/pl-kept"
+for f in trace store.db store.db.wal store.db.ctl; do
+  [ -e "$dir/pl-kept/$f" ] || { ls "$dir/pl-kept"; echo "FAIL: --power-loss --keep lost $f"; exit 1; }
+done
 echo "ok"

@@ -21,6 +21,7 @@
  */
 #include "crashtest.h"
 #include "crashtest_int.h"
+#include "powerloss_int.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -71,6 +72,8 @@ int bpbench_crashtest_main(int argc, char **argv)
 
 	if (crash_parse_opts(argc, argv, &C.o) != 0)
 		return 2;
+	if (C.o.power_loss)
+		return crash_power_loss_main(&C.o);
 	C.file = C.o.file;
 	if (!C.file) {
 		snprintf(default_file, sizeof(default_file), "/tmp/bpbench-crash.%ld.db",

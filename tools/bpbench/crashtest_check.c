@@ -96,34 +96,37 @@ static int check_acked(struct crash_run *C, struct crash_round *r, struct kv_sto
 	return 0;
 }
 
-/* The tree and every value in it: 0, or an error after printing it. */
-static int check_tree(struct crash_run *C, struct crash_round *r, struct kv_store *kv,
-		      uint32_t vs)
+int crash_check_tree(struct crash_run *C, struct crash_round *r, struct kv_store *kv,
+		     uint32_t vs, bool print)
 {
 	struct kv_check_info ci;
 	int rc = kv_check(kv, &ci);
 	if (rc) {
-		fprintf(stderr, CRASH_PROG ": round %u: the recovered tree is bad: %s\n", C->round,
-			ci.error[0] ? ci.error : strerror(-rc));
+		if (print)
+			fprintf(stderr, CRASH_PROG ": round %u: the recovered tree is bad: %s\n", C->round,
+				ci.error[0] ? ci.error : strerror(-rc));
 		return rc;
 	}
 	struct check_scan s = {.C = C, .vs = vs};
 	long n = kv_scan(kv, 0, SIZE_MAX, scan_visit, &s);
 	if (n < 0) {
-		fprintf(stderr, CRASH_PROG ": round %u: scanning the recovered tree: %s\n",
-			C->round, strerror((int)-n));
+		if (print)
+			fprintf(stderr, CRASH_PROG ": round %u: scanning the recovered tree: %s\n",
+				C->round, strerror((int)-n));
 		return (int)n;
 	}
 	if (s.bad) {
-		fprintf(stderr, CRASH_PROG ": round %u: key %" PRIu64 " holds a torn or foreign "
-			"value (version field %u.%u)%s\n", C->round, s.bad_key,
-			CRASH_ROUND_OF(s.bad_ver), CRASH_SEQ_OF(s.bad_ver),
-			s.bad_key >= C->o.keys ? ", and is outside the key space" : "");
+		if (print)
+			fprintf(stderr, CRASH_PROG ": round %u: key %" PRIu64 " holds a torn or foreign "
+				"value (version field %u.%u)%s\n", C->round, s.bad_key,
+				CRASH_ROUND_OF(s.bad_ver), CRASH_SEQ_OF(s.bad_ver),
+				s.bad_key >= C->o.keys ? ", and is outside the key space" : "");
 		return -EBADMSG;
 	}
 	if (s.seen != ci.nkeys) {
-		fprintf(stderr, CRASH_PROG ": round %u: the scan met %" PRIu64 " keys, kv_check "
-			"counted %" PRIu64 "\n", C->round, s.seen, ci.nkeys);
+		if (print)
+			fprintf(stderr, CRASH_PROG ": round %u: the scan met %" PRIu64 " keys, kv_check "
+				"counted %" PRIu64 "\n", C->round, s.seen, ci.nkeys);
 		return -EBADMSG;
 	}
 	r->tree_keys = ci.nkeys;
@@ -154,7 +157,7 @@ int crash_check(struct crash_run *C, struct crash_round *r)
 		return -EINVAL;
 	}
 	/* the tree first: a get in a torn tree could report a symptom, not the cause */
-	rc = check_tree(C, r, kv, vs);
+	rc = crash_check_tree(C, r, kv, vs, true);
 	if (rc == 0)
 		rc = check_acked(C, r, kv, vs);
 	int crc = kv_close(kv);

@@ -20,6 +20,7 @@
  *                      check recovers again;
  *   crashtest_check.c  the parent's check after the kill: reopen (the
  *                      store recovers), kv_check, every acked key, a scan.
+ * --power-loss is powerloss*.c (powerloss_int.h), on these pieces.
  *
  * Processes: the parent is single-threaded whenever it forks (its own
  * store is closed between rounds), so the child may start threads and
@@ -54,6 +55,11 @@ struct crash_opts {
 	uint32_t frames;
 	const char *file;
 	bool keep, break_wal, quiet;
+	/* --power-loss (powerloss_int.h): cut states to check, and the
+	 * test-only switch of the store's old trusting replay */
+	bool power_loss, break_recovery;
+	uint64_t states;
+	unsigned truncate_every; /* 0: only round 1 opens truncating */
 };
 
 /* One acknowledged change, as it travels on the pipe (native byte order:
@@ -124,6 +130,12 @@ int crash_killed_check(const struct crash_run *C, int status, const char *who);
  * after r->target of them, drain and reap it.  0 once it died of SIGKILL,
  * or a negative errno after printing why the round failed. */
 int crash_round_run(struct crash_run *C, struct crash_round *r);
+/* crashtest_round.c: the same with child, r->target set by the caller
+ * (UINT64_MAX: no kill, the child ends by itself): *st its wait status,
+ * *killed whether the kill went out.  0, or a negative errno after
+ * printing why (the child is reaped either way). */
+int crash_round_drive(struct crash_run *C, struct crash_round *r, crash_child_fn child,
+		      int *st, bool *killed);
 
 /* crashtest_recover.c: open the store in a child (recovery) and kill it
  * after a seeded delay (see the file).  0, or a negative errno after
@@ -134,5 +146,10 @@ int crash_recovery_kill(struct crash_run *C);
  * and every value.  0, or -EBADMSG (a lost or damaged key, a bad tree) or
  * the store's error, after printing the first failure. */
 int crash_check(struct crash_run *C, struct crash_round *r);
+/* crashtest_check.c: the tree of an open store (kv_check) and every value
+ * in it (well formed, of a key of the key space and a round up to
+ * C->round); r->tree_keys set.  0, or an error, printed if print. */
+int crash_check_tree(struct crash_run *C, struct crash_round *r, struct kv_store *kv,
+		     uint32_t vs, bool print);
 
 #endif

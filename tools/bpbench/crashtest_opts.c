@@ -13,7 +13,10 @@
  * right: 20000 keys on a pool of 128 frames (the tree splits often and is
  * several times the pool, so eviction writes pages mid-run), a checkpoint
  * every 256 KiB of log (several per round), and a kill after up to 3000
- * acks (so some rounds die early, some after a checkpoint).
+ * acks (so some rounds die early, some after a checkpoint).  --power-loss
+ * (powerloss_int.h) has defaults of its own for the options not given
+ * (a small store: thousands of states, each cheap, that still evict and
+ * checkpoint), kept apart by `given`.
  */
 #include "crashtest_int.h"
 
@@ -50,12 +53,27 @@ static void usage(FILE *f)
 	      "      --keep                 keep them (to look at a failed run)\n"
 	      "      --break-wal            break the pool on purpose (BP_FAULT_NO_WAL: pages\n"
 	      "                             written without the write-ahead rule)\n"
-	      "  -q, --quiet                no line per round, only the summary\n", f);
+	      "  -q, --quiet                no line per round, only the summary\n"
+	      "      --power-loss           power failures instead (powerloss.c): rounds of\n"
+	      "                             traced children (killed, closed, or failed by an\n"
+	      "                             injected fsync EIO), then --states cut points of\n"
+	      "                             the trace, each rebuilt as a power failure leaves\n"
+	      "                             the files, recovered and checked.  Its defaults:\n"
+	      "                             -k 8 -t 2 --keys 500 --frames 24 --max-acks 300\n"
+	      "                             --checkpoint-bytes 32768; --file names a directory\n"
+	      "                             (default: a new one in $TMPDIR or /tmp); the engine\n"
+	      "                             is BP_IO_ENGINE's (threads, uring; default auto)\n"
+	      "      --states N             cut states to check (default 2000)\n"
+	      "      --truncate-every N     one in N rounds after the first opens the store\n"
+	      "                             truncating (default 8; 0: only the first round)\n"
+	      "      --break-recovery       the store's old recovery on purpose\n"
+	      "                             (kv_config.break_recovery: replay trusts the log\n"
+	      "                             bytes it reads)\n", f);
 }
 
 /* The long options without a short form. */
 enum { O_SEED = 256, O_KEYS, O_BATCH, O_FRAMES, O_CKPT, O_MAXACKS, O_FILE, O_KEEP, O_BREAK,
-       O_RKILL };
+       O_RKILL, O_POWER, O_STATES, O_TRUNC_EVERY, O_BREAK_RECOVERY };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct crash_opts *o)
@@ -80,6 +98,11 @@ static int parse_number(int c, const char *arg, struct crash_opts *o)
 	case O_MAXACKS:
 		return util_opt_u64(CRASH_PROG, "--max-acks", arg, 1, UINT64_C(1) << 32,
 				    &o->max_acks);
+	case O_STATES:
+		return util_opt_u64(CRASH_PROG, "--states", arg, 1, UINT64_C(1) << 32, &o->states);
+	case O_TRUNC_EVERY:
+		return util_opt_unsigned(CRASH_PROG, "--truncate-every", arg, 0, 1u << 20,
+					 &o->truncate_every);
 	case O_SEED:
 	default:
 		return util_opt_u64(CRASH_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
@@ -94,19 +117,26 @@ int crash_parse_opts(int argc, char **argv, struct crash_opts *o)
 		{"checkpoint-bytes", 1, 0, O_CKPT}, {"max-acks", 1, 0, O_MAXACKS},
 		{"recovery-kill-us", 1, 0, O_RKILL},
 		{"file", 1, 0, O_FILE}, {"keep", 0, 0, O_KEEP}, {"break-wal", 0, 0, O_BREAK},
-		{"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
+		{"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {"power-loss", 0, 0, O_POWER},
+		{"states", 1, 0, O_STATES}, {"break-recovery", 0, 0, O_BREAK_RECOVERY},
+		{"truncate-every", 1, 0, O_TRUNC_EVERY}, {0, 0, 0, 0}};
 	*o = (struct crash_opts){.kills = 20, .seed = 1, .threads = 4, .keys = 20000,
 				 .batch = 1, .frames = 128, .checkpoint_bytes = 262144,
-				 .max_acks = 3000, .recovery_kill_us = 20000};
+				 .max_acks = 3000, .recovery_kill_us = 20000, .states = 2000,
+				 .truncate_every = 8};
+	bool given[O_BREAK_RECOVERY + 1] = {0}; /* by option: --power-loss's defaults */
 	int c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "k:t:qh", lo, NULL)) != -1) {
 		switch (c) {
 		case 'k': case 't': case O_SEED: case O_KEYS: case O_BATCH: case O_FRAMES:
-		case O_CKPT: case O_MAXACKS: case O_RKILL:
+		case O_CKPT: case O_MAXACKS: case O_RKILL: case O_STATES: case O_TRUNC_EVERY:
 			if (parse_number(c, optarg, o) != 0)
 				return -EINVAL;
+			given[c] = true;
 			break;
+		case O_POWER: o->power_loss = true; break;
+		case O_BREAK_RECOVERY: o->break_recovery = true; break;
 		case O_FILE: o->file = optarg; break;
 		case O_KEEP: o->keep = true; break;
 		case O_BREAK: o->break_wal = true; break;
@@ -122,6 +152,18 @@ int crash_parse_opts(int argc, char **argv, struct crash_opts *o)
 	if (optind < argc) {
 		fprintf(stderr, CRASH_PROG ": unexpected argument '%s'\n", argv[optind]);
 		return -EINVAL;
+	}
+	if (o->power_loss) { /* a small store: cheap states that still evict and checkpoint */
+		o->kills = given['k'] ? o->kills : 8;
+		o->threads = given['t'] ? o->threads : 2;
+		o->keys = given[O_KEYS] ? o->keys : 500;
+		o->frames = given[O_FRAMES] ? o->frames : 24;
+		o->max_acks = given[O_MAXACKS] ? o->max_acks : 300;
+		o->checkpoint_bytes = given[O_CKPT] ? o->checkpoint_bytes : 32768;
+		if (o->batch > 256) { /* a child's acks of one commit go in one pipe write */
+			fprintf(stderr, CRASH_PROG ": --power-loss takes --batch up to 256\n");
+			return -EINVAL;
+		}
 	}
 	/* thread t writes the keys k % threads == t: each needs one */
 	if (o->keys < o->threads) {

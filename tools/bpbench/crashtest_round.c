@@ -176,22 +176,32 @@ int crash_killed_check(const struct crash_run *C, int st, const char *who)
 	return -ECHILD;
 }
 
+int crash_round_drive(struct crash_run *C, struct crash_round *r, crash_child_fn child,
+		      int *st, bool *killed)
+{
+	int fd;
+	pid_t pid;
+
+	int rc = crash_spawn(C, child, &fd, &pid);
+	if (rc)
+		return rc;
+	*killed = false;
+	rc = read_acks(C, r, fd, pid, killed);
+	close(fd);
+	if (crash_reap(C, pid, st))
+		return -ECHILD;
+	C->total_acks += r->acks;
+	return rc;
+}
+
 int crash_round_run(struct crash_run *C, struct crash_round *r)
 {
 	struct rng rng = rng_seeded(C->o.seed, CRASH_STREAM(C->round, 0));
-	int fd, st;
-	pid_t pid;
+	int st;
+	bool killed;
 
 	r->target = 1 + rng_below(&rng, C->o.max_acks);
-	int rc = crash_spawn(C, crash_child, &fd, &pid);
-	if (rc)
-		return rc;
-	bool killed = false;
-	rc = read_acks(C, r, fd, pid, &killed);
-	close(fd);
-	if (crash_reap(C, pid, &st))
-		return -ECHILD;
-	C->total_acks += r->acks;
+	int rc = crash_round_drive(C, r, crash_child, &st, &killed);
 	if (rc)
 		return rc;
 	if (!killed) {
