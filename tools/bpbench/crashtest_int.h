@@ -60,6 +60,7 @@ struct crash_opts {
 	bool power_loss, break_recovery;
 	uint64_t states;
 	unsigned truncate_every; /* 0: only round 1 opens truncating */
+	unsigned eio_every;      /* --power-loss: one round in N injects an fsync EIO */
 };
 
 /* One acknowledged change, as it travels on the pipe (native byte order:

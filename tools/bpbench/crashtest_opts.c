@@ -66,6 +66,8 @@ static void usage(FILE *f)
 	      "      --states N             cut states to check (default 2000)\n"
 	      "      --truncate-every N     one in N rounds after the first opens the store\n"
 	      "                             truncating (default 8; 0: only the first round)\n"
+	      "      --eio-every N          one in N rounds injects an fsync EIO (of the log,\n"
+	      "                             three times in four; default 2; 0: none)\n"
 	      "      --break-recovery       the store's old recovery on purpose\n"
 	      "                             (kv_config.break_recovery: replay trusts the log\n"
 	      "                             bytes it reads)\n", f);
@@ -73,7 +75,7 @@ static void usage(FILE *f)
 
 /* The long options without a short form. */
 enum { O_SEED = 256, O_KEYS, O_BATCH, O_FRAMES, O_CKPT, O_MAXACKS, O_FILE, O_KEEP, O_BREAK,
-       O_RKILL, O_POWER, O_STATES, O_TRUNC_EVERY, O_BREAK_RECOVERY };
+       O_RKILL, O_POWER, O_STATES, O_TRUNC_EVERY, O_EIO_EVERY, O_BREAK_RECOVERY };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct crash_opts *o)
@@ -103,6 +105,9 @@ static int parse_number(int c, const char *arg, struct crash_opts *o)
 	case O_TRUNC_EVERY:
 		return util_opt_unsigned(CRASH_PROG, "--truncate-every", arg, 0, 1u << 20,
 					 &o->truncate_every);
+	case O_EIO_EVERY:
+		return util_opt_unsigned(CRASH_PROG, "--eio-every", arg, 0, 1u << 20,
+					 &o->eio_every);
 	case O_SEED:
 	default:
 		return util_opt_u64(CRASH_PROG, "--seed", arg, 0, UINT64_MAX, &o->seed);
@@ -119,11 +124,12 @@ int crash_parse_opts(int argc, char **argv, struct crash_opts *o)
 		{"file", 1, 0, O_FILE}, {"keep", 0, 0, O_KEEP}, {"break-wal", 0, 0, O_BREAK},
 		{"quiet", 0, 0, 'q'}, {"help", 0, 0, 'h'}, {"power-loss", 0, 0, O_POWER},
 		{"states", 1, 0, O_STATES}, {"break-recovery", 0, 0, O_BREAK_RECOVERY},
-		{"truncate-every", 1, 0, O_TRUNC_EVERY}, {0, 0, 0, 0}};
+		{"truncate-every", 1, 0, O_TRUNC_EVERY}, {"eio-every", 1, 0, O_EIO_EVERY},
+		{0, 0, 0, 0}};
 	*o = (struct crash_opts){.kills = 20, .seed = 1, .threads = 4, .keys = 20000,
 				 .batch = 1, .frames = 128, .checkpoint_bytes = 262144,
 				 .max_acks = 3000, .recovery_kill_us = 20000, .states = 2000,
-				 .truncate_every = 8};
+				 .truncate_every = 8, .eio_every = 2};
 	bool given[O_BREAK_RECOVERY + 1] = {0}; /* by option: --power-loss's defaults */
 	int c;
 	optind = 1;
@@ -131,6 +137,7 @@ int crash_parse_opts(int argc, char **argv, struct crash_opts *o)
 		switch (c) {
 		case 'k': case 't': case O_SEED: case O_KEYS: case O_BATCH: case O_FRAMES:
 		case O_CKPT: case O_MAXACKS: case O_RKILL: case O_STATES: case O_TRUNC_EVERY:
+		case O_EIO_EVERY:
 			if (parse_number(c, optarg, o) != 0)
 				return -EINVAL;
 			given[c] = true;

@@ -12,9 +12,11 @@
  * Rounds.  Round r's plan comes from stream CRASH_STREAM(r, 0) of the
  * seed: the kill after 1..max_acks acks; round 1 and one in
  * --truncate-every later rounds open truncating (a new epoch); one in four
- * closes cleanly at that count instead of being killed; one in two arms an
- * fsync EIO (three in four the log's n-th sync, n up to the ack count,
- * else one of the data file's first three), after which the store's
+ * closes cleanly at that count instead of being killed; one in
+ * --eio-every (2) arms an fsync EIO (three in four the log's n-th sync, n
+ * up to the commits before the kill, the ack count over the batch, so
+ * that it mostly fires; else one of the data file's first three), after
+ * which the store's
  * sticky error ends the child (PL_EXIT_EIO).  The children append to one
  * trace; the store's files stay between rounds, so the next child
  * recovers what the last left in the page cache, and a power failure
@@ -89,9 +91,10 @@ static void plan_round(struct pl_run *P, struct crash_round *r)
 	P->clean_after = target;
 	r->target = P->clean ? UINT64_MAX : target;
 	P->eio_at = 0;
-	if (rng_below(&rng, 2) == 0) {
+	if (P->C.o.eio_every && rng_below(&rng, P->C.o.eio_every) == 0) {
 		P->eio_file = rng_below(&rng, 4) ? PL_F_WAL : PL_F_DATA;
-		P->eio_at = 1 + rng_below(&rng, P->eio_file == PL_F_WAL ? target : 3);
+		P->eio_at = 1 + rng_below(&rng, P->eio_file == PL_F_WAL
+						      ? target / P->C.o.batch + 1 : 3);
 	}
 }
 
