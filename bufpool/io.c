@@ -160,6 +160,15 @@ static uint32_t get_le32(const unsigned char *b)
 	return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* The bytes a checksummed write sends: the page copied into dst (the page
+ * is stable under WRITEBACK, which keeps exclusive latchers out, and may
+ * be read meanwhile, so the frame itself is never written) and sealed. */
+static void seal_copy(const struct bp_pool *p, unsigned char *dst, const struct bp_io_req *r)
+{
+	memcpy(dst, r->frame->data, p->page_size);
+	put_le32(trailer(p, dst), page_checksum(p, dst, bp_tag_page(r->pageno)));
+}
+
 static bool all_zero(const unsigned char *b, size_t n)
 {
 	/* b[0] == 0 and every byte equals the one before it. */
@@ -249,11 +258,7 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 		return err;
 	unsigned char *buf = r->frame->data;
 	if (th->bounce && r->op == BP_IO_WRITE) {
-		/* The page is stable (WRITEBACK keeps exclusive latchers out)
-		 * and may be read meanwhile: copy it, seal the copy. */
-		memcpy(th->bounce, buf, p->page_size);
-		put_le32(trailer(p, th->bounce),
-			 page_checksum(p, th->bounce, bp_tag_page(r->pageno)));
+		seal_copy(p, th->bounce, r);
 		buf = th->bounce;
 	}
 	if (a == BP_FA_SHORT) {
@@ -278,9 +283,7 @@ static void trace_write(struct bp_pool *p, struct bp_io_req *r, int err)
 	if (p->flags & BP_OPEN_CHECKSUMS) {
 		sealed = malloc(p->page_size);
 		if (sealed) {
-			memcpy(sealed, data, p->page_size);
-			put_le32(trailer(p, sealed),
-				 page_checksum(p, sealed, bp_tag_page(r->pageno)));
+			seal_copy(p, sealed, r);
 			data = sealed;
 		} else {
 			err = ENOMEM; /* cannot say what was written: a failed write */
@@ -508,9 +511,7 @@ static bool ring_route(struct bp_pool *p, struct bp_io_req *r)
 		if (!b) {
 			helper = true;
 		} else {
-			/* As do_io: the page is stable under WRITEBACK. */
-			memcpy(b, r->frame->data, p->page_size);
-			put_le32(trailer(p, b), page_checksum(p, b, bp_tag_page(r->pageno)));
+			seal_copy(p, b, r);
 			r->buf = b;
 		}
 	}
