@@ -1,5 +1,6 @@
 /*
- * fault.c - the I/O fault injector of the pool's I/O layer.
+ * fault.c - the I/O fault injector and the I/O trace of the pool's I/O
+ * layer.
  *
  * Layer 3 (fault injector): calls only account.c.
  *

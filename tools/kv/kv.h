@@ -39,8 +39,9 @@
  * kv_commit returns after it, or when kv_put/kv_upsert return with
  * sync_commit set; concurrent commits share one log fsync (group commit).
  * kv_open replays the log from the last checkpoint, so after a crash
- * (kill -9, power loss short of a torn page write) the tree and every
- * durable change are back.  Without durable the store is as fast as
+ * (kill -9, or a power failure that drops or tears unsynced writes; both
+ * tested by bpbench crashtest, the latter with --power-loss) the tree and
+ * every durable change are back.  Without durable the store is as fast as
  * before and a crash may leave it torn.
  *
  * Thread safety: every function except kv_open/kv_close may be called from
