@@ -39,14 +39,21 @@ static struct bt_dir dir;
 static void setup(void) { bt_dir_make(&dir); }
 static void teardown(void) { bt_dir_remove(&dir); }
 
-START_TEST(give_back_keeps_a_walkers_pin)
+/* A fresh 4-frame pool with one frame claimed (LOCKED | one pin) in *f. */
+static struct bp_pool *open_and_claim(struct bp_frame **f)
 {
 	struct bp_config c = bt_config(&dir, 4, false);
 	c.flags |= BP_OPEN_TRUNCATE;
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_int_eq(bp_claim_frame(p, BP_CLAIM_NOWAIT, BP_NO_PAGE, NULL, f), 0);
+	return p;
+}
+
+START_TEST(give_back_keeps_a_walkers_pin)
+{
 	struct bp_frame *f;
-	ck_assert_int_eq(bp_claim_frame(p, BP_CLAIM_NOWAIT, BP_NO_PAGE, NULL, &f), 0);
+	struct bp_pool *p = open_and_claim(&f);
 	ck_assert_uint_eq(bp_pins(atomic_load(&f->state)), 1);
 	/* a walker that found this frame under its old tag pins it ... */
 	atomic_fetch_add(&f->state, BP_PIN_ONE);
@@ -68,12 +75,8 @@ END_TEST
 
 START_TEST(giving_back_a_claim_wakes_frame_waiters)
 {
-	struct bp_config c = bt_config(&dir, 4, false);
-	c.flags |= BP_OPEN_TRUNCATE;
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_frame *f;
-	ck_assert_int_eq(bp_claim_frame(p, BP_CLAIM_NOWAIT, BP_NO_PAGE, NULL, &f), 0);
+	struct bp_pool *p = open_and_claim(&f);
 	/* a frame waiter that has counted the claim's pin as a user's ... */
 	atomic_fetch_add(&p->frame_waiters, 1);
 	uint64_t seq = atomic_load(&p->unpin_seq);
