@@ -88,7 +88,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
 				memory_order_acquire, memory_order_relaxed)) {
 			bp_count(p, BP_C_READS);
-			bp_io_submit(p, f, BP_IO_READ, pageno);
+			bp_io_read(p, f, pageno);
 			waited = true; /* our own read decides now */
 		}
 	}
@@ -277,7 +277,7 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
 		bp_count(p, BP_C_READS);
 		CHAOS_POINT("access.c:get_page:before_read");
-		bp_io_submit(p, f, BP_IO_READ, tag);
+		bp_io_read(p, f, tag);
 		if (p->readahead && !(flags & BP_GET_NOREADAHEAD))
 			detect_stream(p, file, pageno);
 		return finish_get(p, f, tag, true, flags, out);
@@ -386,7 +386,7 @@ static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **fr
 		 * would (whoever waits on f gets the file's page), leave it
 		 * unpinned like readahead, and start over with a new frame. */
 		bp_count(pool, BP_C_READS);
-		bp_io_submit(pool, f, BP_IO_READ, tag);
+		bp_io_read(pool, f, tag);
 		bp_unpin(pool, f); /* LOCKED keeps it from eviction until read */
 		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, next_home(file), NULL, &f);
 	}

@@ -82,6 +82,7 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 	for (unsigned i = 0; i < BP_RA_STREAMS; i++)
 		atomic_init(&file->ra_last[i], BP_NO_PAGE - 1);
 	atomic_init(&file->ra_cursor, 0);
+	atomic_init(&file->read_inline, bp_io_read_mode(p, file->fd));
 	int r = bp_pt_file_init(file);
 	if (r == 0)
 		r = bp_io_file_init(file);

@@ -208,6 +208,18 @@ struct bp_file {
 	 * the lock-free lookups; BP_PMAP_DIR chunk pointers, each NULL until
 	 * a page of its range is inserted. */
 	_Atomic(_Atomic uint32_t *) *pmap;
+	/* How a miss's read is tried inline (enum bp_read_inline, io.c): set
+	 * at open, lowered to BP_RI_NONE once the kernel refuses RWF_NOWAIT
+	 * for the file.  Relaxed: a hint; a thread that still tries after the
+	 * refusal gets EOPNOTSUPP again and sends the read to the engine. */
+	_Atomic unsigned read_inline;
+};
+
+/* bp_file.read_inline. */
+enum bp_read_inline {
+	BP_RI_NONE = 0,   /* every read goes to the engine */
+	BP_RI_NOWAIT,     /* preadv2(RWF_NOWAIT): only what the page cache holds */
+	BP_RI_PLAIN       /* pread: the file lives in memory (tmpfs, ramfs) */
 };
 
 struct bp_frame;
@@ -281,6 +293,7 @@ enum bp_hist_kind {
 	BP_H_LATCH_S,
 	BP_H_LATCH_X,
 	BP_H_FRAME,
+	BP_H_INLINE_READ,  /* not a wait: an inline read's duration (io.c) */
 	BP_H_COUNT
 };
 
@@ -306,6 +319,7 @@ enum bp_counter {
 	BP_C_OPT_BEGINS,   /* optimistic begins tried (optread.c says why not "done") */
 	BP_C_OPT_REFUSED,  /* ... of which refused */
 	BP_C_OPT_RESTARTS,
+	BP_C_INLINE_BLOCKED, /* inline reads that would block (io.c) */
 	BP_C_COUNT
 };
 
@@ -385,6 +399,7 @@ struct bp_pool {
 	uint32_t nframes;
 	unsigned readahead;
 	uint32_t io_latency_us;
+	unsigned read_path;       /* enum bp_read_path, the environment's applied */
 	unsigned writer_interval_ms;
 	void (*log)(void *log_arg, int level, const char *msg); /* bp_config.log */
 	void *log_arg;
@@ -634,6 +649,12 @@ int bp_io_start(struct bp_pool *p, unsigned engine, unsigned depth, int *why);
 int bp_io_spawn(struct bp_pool *p, unsigned n);
 void bp_io_stop(struct bp_pool *p);
 void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
+/* The read of a miss (f LOCKED by the caller, pinned): inline when the file
+ * allows it and the kernel has the page (completed, LOCKED cleared, before
+ * this returns), else submitted as bp_io_submit does. */
+void bp_io_read(struct bp_pool *p, struct bp_frame *f, uint64_t tag);
+/* bp_file.read_inline for a file just opened on fd (with O_DIRECT or not). */
+unsigned bp_io_read_mode(const struct bp_pool *p, int fd);
 /* n reads at once (readahead): one submission on the ring, and the
  * pages adjacent in the file (consecutive tags) read as one I/O each run. */
 void bp_io_submit_reads(struct bp_pool *p, struct bp_frame *const *fs, const uint64_t *tags,

@@ -82,14 +82,17 @@
  * fsync_failed; bp_io_fsync walks the files under the pool's files_lock.
  */
 #include <errno.h>
+#include <linux/magic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statfs.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "bufpool/internal.h"
 #include "util/chaos.h"
+#include "util/clock.h"
 #include "util/crc32c.h"
 
 static void sleep_us(uint64_t us)
@@ -480,6 +483,14 @@ static void ring_done(void *arg, struct bp_io_req *r, int res)
 	complete(p, r, err);
 }
 
+/* A fault's delay as a request keeps it: room left for the latency the
+ * ring adds to it. */
+static uint32_t clamp_delay(const struct bp_pool *p, uint64_t delay)
+{
+	uint64_t room = UINT32_MAX - (uint64_t)p->io_latency_us;
+	return (uint32_t)(delay > room ? room : delay);
+}
+
 /* Does writing f need flush_log first (the write-ahead rule)?  Relaxed
  * loads as wal_rule's. */
 static bool wal_pending(struct bp_pool *p, struct bp_frame *f)
@@ -493,16 +504,18 @@ static bool wal_pending(struct bp_pool *p, struct bp_frame *f)
  * r->delay_us set), false if it is for the helper threads. */
 static bool ring_route(struct bp_pool *p, struct bp_io_req *r)
 {
-	int err = 0;
-	uint64_t delay = 0;
-	enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
-						bp_tag_page(r->pageno), &err, &delay);
-	if (delay > UINT32_MAX - (uint64_t)p->io_latency_us)
-		delay = UINT32_MAX - (uint64_t)p->io_latency_us;
-	r->decided = true;
-	r->fa = (uint8_t)a;
-	r->ferr = err;
-	r->delay_us = (uint32_t)delay; /* the helpers add the latency themselves */
+	if (!r->decided) {
+		int err = 0;
+		uint64_t delay = 0;
+		enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ
+							: BP_FAULT_WRITE, bp_tag_page(r->pageno),
+							&err, &delay);
+		r->decided = true;
+		r->fa = (uint8_t)a;
+		r->ferr = err;
+		r->delay_us = clamp_delay(p, delay); /* the helpers add the latency themselves */
+	}
+	enum bp_fault_action a = (enum bp_fault_action)r->fa;
 	r->buf = r->frame->data;
 	bool helper = a == BP_FA_FAIL || a == BP_FA_SHORT ||
 		      (r->op == BP_IO_WRITE && a != BP_FA_NO_WAL && wal_pending(p, r->frame));
@@ -536,15 +549,103 @@ static void init_req(struct bp_io_req *r, struct bp_frame *f, enum bp_io_op op, 
 	r->run_len = 1;
 }
 
-void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
+/* Hand r (initialised, its fault perhaps decided) to the engine. */
+static void submit(struct bp_pool *p, struct bp_io_req *r)
 {
-	struct bp_io_req *r = &f->io;
-	init_req(r, f, op, pageno);
-	bp_count(p, op == BP_IO_WRITE ? BP_C_WRITES : BP_C_READ_IOS);
+	bp_count(p, r->op == BP_IO_WRITE ? BP_C_WRITES : BP_C_READ_IOS);
 	if (p->io.ring && ring_route(p, r))
 		bp_uring_submit(p->io.ring, &r, 1);
 	else
 		submit_threads(p, r);
+}
+
+void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
+{
+	struct bp_io_req *r = &f->io;
+	init_req(r, f, op, pageno);
+	submit(p, r);
+}
+
+unsigned bp_io_read_mode(const struct bp_pool *p, int fd)
+{
+	/* O_DIRECT always goes to the device: RWF_NOWAIT would refuse it
+	 * (or worse, wait), and nothing is cached to take.  A simulated
+	 * latency stands for a device, whose reads would block. */
+	if (p->read_path == BP_READ_ENGINE || (p->flags & BP_OPEN_DIRECT) || p->io_latency_us)
+		return BP_RI_NONE;
+	struct statfs fs;
+	if (fstatfs(fd, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC))
+		return BP_RI_PLAIN;
+	return BP_RI_NOWAIT;
+}
+
+/* Read page tag into buf in this thread, without waiting for a device in
+ * mode BP_RI_NOWAIT: 0, a positive errno (the read's result, final), or
+ * -EAGAIN: it would block, the engine must do it. */
+static int read_inline(struct bp_pool *p, struct bp_file *file, unsigned mode,
+		       unsigned char *buf, uint64_t tag)
+{
+	struct iovec iov = { buf, p->page_size };
+	off_t off = (off_t)(bp_tag_page(tag) << p->page_shift);
+	ssize_t n;
+	while ((n = preadv2(file->fd, &iov, 1, off, mode == BP_RI_NOWAIT ? RWF_NOWAIT : 0)) < 0 &&
+	       errno == EINTR)
+		;
+	if (n == (ssize_t)p->page_size)
+		return 0;
+	if (n == 0) {
+		/* Wholly past the end: a hole, zeros (as transfer()). */
+		memset(buf, 0, p->page_size);
+		return 0;
+	}
+	if (n > 0) {
+		/* Part of the page: in memory, the rest is past the end
+		 * (transfer() says EIO as an engine would); under NOWAIT the
+		 * rest may be on the device, so the engine reads it all. */
+		return mode == BP_RI_PLAIN ? transfer(p, BP_IO_READ, buf, tag, (size_t)n,
+						      p->page_size) : -EAGAIN;
+	}
+	if (errno == EAGAIN)
+		return -EAGAIN;
+	if (errno == EOPNOTSUPP) {
+		/* The file system does not do RWF_NOWAIT: never ask again. */
+		atomic_store_explicit(&file->read_inline, BP_RI_NONE, memory_order_relaxed);
+		return -EAGAIN;
+	}
+	return errno;
+}
+
+void bp_io_read(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
+{
+	struct bp_io_req *r = &f->io;
+	init_req(r, f, BP_IO_READ, tag);
+	struct bp_file *file = bp_file_of(p, tag);
+	unsigned mode = atomic_load_explicit(&file->read_inline, memory_order_relaxed);
+	if (mode != BP_RI_NONE) {
+		/* The fault is decided once, here; an injected one (or a
+		 * delay) is the engine's to apply, with this decision. */
+		int err = 0;
+		uint64_t delay = 0;
+		enum bp_fault_action a = bp_fault_check(p, BP_FAULT_READ, bp_tag_page(tag), &err, &delay);
+		r->decided = true;
+		r->fa = (uint8_t)a;
+		r->ferr = err;
+		r->delay_us = clamp_delay(p, delay);
+		if (a == BP_FA_NONE && !delay) {
+			uint64_t t0 = util_now_ns();
+			err = read_inline(p, file, mode, f->data, tag);
+			if (err != -EAGAIN) {
+				if (!err && (p->flags & BP_OPEN_CHECKSUMS))
+					err = verify(p, f->data, bp_tag_page(tag));
+				bp_account_wait(p, NULL, BP_H_INLINE_READ, util_now_ns() - t0);
+				CHAOS_POINT("io.c:bp_io_read:inline_before_complete");
+				complete(p, r, err);
+				return;
+			}
+			bp_count(p, BP_C_INLINE_BLOCKED);
+		}
+	}
+	submit(p, r);
 }
 
 /* The reads of bp_io_submit_reads gathered into runs: run heads for the

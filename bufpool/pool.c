@@ -67,6 +67,10 @@ static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32
 		CFG_ERR(cfg, "bp_open: io_engine %u unknown", cfg->io_engine);
 		return -EINVAL;
 	}
+	if (cfg->read_path > BP_READ_ENGINE) {
+		CFG_ERR(cfg, "bp_open: read_path %u unknown", cfg->read_path);
+		return -EINVAL;
+	}
 	if (cfg->io_depth > BP_IO_DEPTH_MAX) {
 		CFG_ERR(cfg, "bp_open: io_depth %u > %u", cfg->io_depth, BP_IO_DEPTH_MAX);
 		return -EINVAL;
@@ -175,6 +179,16 @@ static unsigned engine_wanted(const struct bp_config *cfg)
 	return BP_IO_ENGINE_AUTO;
 }
 
+/* The read path asked for: cfg's, or for AUTO the environment's
+ * BP_READ_PATH (auto, engine), as engine_wanted. */
+static unsigned read_path_wanted(const struct bp_config *cfg)
+{
+	const char *env = getenv("BP_READ_PATH");
+	if (cfg->read_path == BP_READ_AUTO && env && !strcmp(env, "engine"))
+		return BP_READ_ENGINE;
+	return cfg->read_path;
+}
+
 /* Stages reached by bp_open, undone in reverse by pool_destroy. */
 enum { ST_MEM = 1, ST_PT, ST_FAULT, ST_IO, ST_WRITER };
 
@@ -226,6 +240,7 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 	p->readahead = (cfg->flags & BP_OPEN_NO_READAHEAD) ? 0
 		     : cfg->readahead_pages ? cfg->readahead_pages : BP_READAHEAD_DEFAULT;
 	p->io_latency_us = cfg->io_latency_us;
+	p->read_path = read_path_wanted(cfg);
 	p->writer_interval_ms = cfg->writer_interval_ms ? cfg->writer_interval_ms
 							: BP_WRITER_INTERVAL_MS_DEFAULT;
 	p->log = cfg->log;

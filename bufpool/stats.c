@@ -56,6 +56,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 		hist_sum(&out->latch_shared_wait, &ctr->h[BP_H_LATCH_S]);
 		hist_sum(&out->latch_exclusive_wait, &ctr->h[BP_H_LATCH_X]);
 		hist_sum(&out->frame_wait, &ctr->h[BP_H_FRAME]);
+		hist_sum(&out->inline_read, &ctr->h[BP_H_INLINE_READ]);
 	}
 	out->hits = c[BP_C_HITS];
 	/* begins tried less those refused (optread.c counts them so); a
@@ -69,6 +70,9 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->writes = c[BP_C_WRITES];
 	out->readaheads = c[BP_C_READAHEADS];
 	out->read_ios = c[BP_C_READ_IOS];
+	out->inline_blocked = c[BP_C_INLINE_BLOCKED];
+	/* After the histograms are summed (below): inline_reads is the
+	 * count of inline_read. */
 	out->creates = c[BP_C_CREATES];
 	out->evictions = c[BP_C_EVICTIONS];
 	out->dirty_evictions = c[BP_C_DIRTY_EVICTIONS];
@@ -95,6 +99,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 		out->frames_writeback += (s & BP_F_WRITEBACK) != 0;
 		out->frames_locked += (s & BP_F_LOCKED) != 0;
 	}
+	out->inline_reads = out->inline_read.count;
 	fwait_stats_get(pool->wt, &out->fwait);
 	return 0;
 }

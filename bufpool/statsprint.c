@@ -81,6 +81,8 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "writes", s->writes);
 	emitter_kv_u64(e, "readaheads", s->readaheads);
 	emitter_kv_u64(e, "read_ios", s->read_ios);
+	emitter_kv_u64(e, "inline_reads", s->inline_reads);
+	emitter_kv_u64(e, "inline_blocked", s->inline_blocked);
 	emitter_kv_u64(e, "creates", s->creates);
 	emitter_kv_u64(e, "evictions", s->evictions);
 	emitter_kv_u64(e, "dirty_evictions", s->dirty_evictions);
@@ -103,6 +105,7 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	print_wait(e, "latch_shared", &s->latch_shared_wait);
 	print_wait(e, "latch_exclusive", &s->latch_exclusive_wait);
 	print_wait(e, "frame", &s->frame_wait);
+	print_wait(e, "inline_read", &s->inline_read);
 	emitter_dict_end(e);
 	emitter_dict_begin(e, "frames");
 	emitter_kv_u64(e, "mapped", s->frames_mapped);

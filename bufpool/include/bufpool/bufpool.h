@@ -177,6 +177,8 @@ struct bp_config {
 	 * (see "I/O tracing"). */
 	bp_io_trace_fn io_trace;
 	void *io_trace_arg;
+	/* Who reads a missed page (enum bp_read_path; 0 = BP_READ_AUTO). */
+	unsigned read_path;
 };
 
 /* bp_config.io_engine.  AUTO: io_uring where the build has it and the
@@ -189,6 +191,30 @@ enum bp_io_engine_kind {
 	BP_IO_ENGINE_AUTO = 0,
 	BP_IO_ENGINE_THREADS = 1,
 	BP_IO_ENGINE_URING = 2
+};
+
+/* bp_config.read_path: who reads the page of a miss.
+ *
+ * AUTO: the thread that missed reads it itself, at once, when the kernel
+ * can serve it without waiting for a device: preadv2 with RWF_NOWAIT,
+ * which succeeds only if the page is in the OS page cache (on a file system
+ * that does not support RWF_NOWAIT, e.g. tmpfs in some kernels, a plain
+ * pread where the file lives in memory: tmpfs, ramfs).  Only when that
+ * would block (EAGAIN), and always with BP_OPEN_DIRECT, a simulated
+ * io_latency_us, an injected fault (bp_fault_set) or for readahead, the
+ * read goes to the I/O engine and the thread sleeps on the page's LOCKED
+ * bit as before.  Either way the page is verified (BP_OPEN_CHECKSUMS) and
+ * completed the same: UPTODATE or ERROR, then LOCKED cleared with release
+ * order, waking every thread waiting for the page.  An inline read saves
+ * the hand-off to another thread and the wake-up back (two context
+ * switches and a wake-up latency per miss).  bp_stats.inline_reads and
+ * inline_blocked count the choices.  The environment variable
+ * BP_READ_PATH (auto or engine), read by bp_open for AUTO only, overrides
+ * it (tests and CI run the engine path so).
+ * ENGINE: every read goes to the I/O engine (the behaviour before AUTO). */
+enum bp_read_path {
+	BP_READ_AUTO = 0,
+	BP_READ_ENGINE = 1
 };
 
 /* Levels of bp_config.log, most severe first (new levels may be added, so
@@ -599,8 +625,9 @@ struct bp_stats {
 	uint64_t reads;           /* page reads submitted (incl. readahead, retries) */
 	uint64_t writes;          /* page writes submitted */
 	uint64_t readaheads;      /* reads submitted by readahead */
-	uint64_t read_ios;        /* read I/Os issued: fewer than reads when
-				   * adjacent pages went as one (readv) */
+	uint64_t read_ios;        /* read I/Os issued to the engine: fewer than
+				   * reads when adjacent pages went as one
+				   * (readv) or a miss read inline */
 	uint64_t creates;         /* pages created zero-filled */
 	uint64_t evictions;       /* frames taken from a page for reuse/eviction */
 	uint64_t dirty_evictions; /* write-backs started by eviction */
@@ -634,6 +661,13 @@ struct bp_stats {
 	uint32_t frames_locked;
 	/* the pool's wait table */
 	struct fwait_stats fwait;
+	/* Misses read by the faulting thread itself (bp_config.read_path):
+	 * added after the fields above so that those keep their offsets. */
+	uint64_t inline_reads;    /* reads done inline (also counted in reads) */
+	uint64_t inline_blocked;  /* inline tries that would have blocked: sent
+				   * to the engine (counted in read_ios) */
+	struct bp_wait_hist inline_read; /* duration of each inline read (the
+					  * faulting thread's own, not a wait) */
 };
 
 /* Fill *out (a consistent-enough snapshot: counters are read one by one,

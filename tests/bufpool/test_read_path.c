@@ -1,0 +1,332 @@
+/*
+ * test_read_path.c - who reads a miss (bp_config.read_path, io.c's
+ * bp_io_read): the faulting thread itself when the kernel has the page
+ * cached, the I/O engine when that would block, with BP_READ_ENGINE or
+ * BP_READ_PATH=engine, under a simulated latency or an injected fault;
+ * the page's bytes, its checksum and every waiter's wake the same either
+ * way.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bp_helpers.h"
+#include "../check_run.h"
+
+static struct bt_dir dir;
+
+static void setup(void)
+{
+	/* Each test decides the path itself; CI's engine pass sets this. */
+	unsetenv("BP_READ_PATH");
+	bt_dir_make(&dir);
+}
+static void teardown(void) { bt_dir_remove(&dir); }
+
+enum { NPAGES = 16 };
+
+/* Get every page of the file once, checking its bytes; the pool's stats
+ * after. */
+static struct bp_stats read_all(struct bp_pool *p, uint64_t npages)
+{
+	for (uint64_t i = 0; i < npages; i++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, i, 0, &f), 0);
+		ck_assert_msg(bt_check(bp_data(f), bp_page_size(p), i, 1), "page %lu's bytes",
+			      (unsigned long)i);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	return s;
+}
+
+/* The file's pages just written are in the page cache: every miss is read
+ * by the thread that missed, none goes to the engine. */
+START_TEST(cached_misses_are_read_inline)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_stats s = read_all(p, NPAGES);
+	ck_assert_uint_eq(s.misses, NPAGES);
+	ck_assert_uint_eq(s.reads, NPAGES);
+	ck_assert_uint_eq(s.inline_reads, NPAGES);
+	ck_assert_uint_eq(s.inline_read.count, NPAGES);
+	ck_assert_uint_eq(s.inline_blocked, 0);
+	ck_assert_uint_eq(s.read_ios, 0);
+	ck_assert_uint_eq(s.io_wait.count, 0); /* nobody slept on LOCKED */
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+static void engine_only(struct bp_pool *p)
+{
+	struct bp_stats s = read_all(p, NPAGES);
+	ck_assert_uint_eq(s.misses, NPAGES);
+	ck_assert_uint_eq(s.inline_reads, 0);
+	ck_assert_uint_eq(s.inline_blocked, 0);
+	ck_assert_uint_eq(s.read_ios, NPAGES);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+
+START_TEST(engine_path_never_reads_inline)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.read_path = BP_READ_ENGINE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	engine_only(p);
+}
+END_TEST
+
+START_TEST(environment_selects_the_engine_path)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	setenv("BP_READ_PATH", "engine", 1);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	unsetenv("BP_READ_PATH");
+	engine_only(p);
+}
+END_TEST
+
+/* A simulated device latency means nothing is cached: the engine reads. */
+START_TEST(simulated_latency_reads_through_the_engine)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.io_latency_us = 1;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	engine_only(p);
+}
+END_TEST
+
+START_TEST(unknown_read_path_is_refused)
+{
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.read_path = BP_READ_ENGINE + 1;
+	struct bt_log log;
+	bt_log_into(&c, &log);
+	struct bp_pool *p = NULL;
+	ck_assert_int_eq(bp_open(&p, &c), -EINVAL);
+	ck_assert_ptr_null(p);
+	ck_assert_ptr_nonnull(strstr(log.text, "read_path"));
+}
+END_TEST
+
+/* Is page pageno of the file in the page cache? */
+static bool cached(int fd, uint64_t pageno, uint32_t page_size)
+{
+	size_t len = (size_t)(pageno + 1) * page_size;
+	void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	long os = sysconf(_SC_PAGESIZE);
+	unsigned char vec[(NPAGES * 4096) / 512 + 1];
+	ck_assert_uint_le((len + (size_t)os - 1) / (size_t)os, sizeof(vec));
+	ck_assert_int_eq(mincore(m, len, vec), 0);
+	size_t first = (size_t)pageno * page_size / (size_t)os;
+	bool in = vec[first] & 1;
+	munmap(m, len);
+	return in;
+}
+
+/* A page the kernel does not hold would block: the faulting thread hands
+ * it to the engine (counted), sleeps on LOCKED if the read is still in
+ * flight, and gets the right bytes.  Not every such try blocks: the
+ * RWF_NOWAIT read itself starts the kernel's readahead, which on a fast
+ * device (a VM's disk in its host's cache) may finish before the kernel
+ * looks again, and then the page is read inline after all.  So each page
+ * is dropped from the page cache before its own get, and the test asks
+ * that some blocked, all of those went to the engine, and every page read
+ * right. */
+START_TEST(uncached_misses_go_to_the_engine)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	int fd = open(dir.file, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	/* Clean pages (written back by the pool's close, synced here) are
+	 * dropped by DONTNEED; the test checks that they were. */
+	ck_assert_int_eq(fdatasync(fd), 0);
+	struct bp_config c = bt_config(&dir, 64, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	uint32_t ps = bp_page_size(p);
+	unsigned dropped = 0;
+	for (uint64_t i = 0; i < NPAGES; i++) {
+		/* A page under the kernel's readahead (started by the last
+		 * get) is not dropped until its read ends, and the kernel may
+		 * keep one for reasons of its own: try a few times, and count
+		 * the pages really dropped. */
+		unsigned tries = 0;
+		do {
+			ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+			sched_yield();
+		} while (cached(fd, i, ps) && ++tries < 100);
+		dropped += !cached(fd, i, ps);
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, i, 0, &f), 0);
+		ck_assert(bt_check(bp_data(f), ps, i, 1));
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_ge(dropped, NPAGES / 2);
+	ck_assert_uint_ge(s.inline_blocked, 1);
+	ck_assert_uint_eq(s.read_ios, s.inline_blocked);
+	ck_assert_uint_eq(s.inline_reads + s.inline_blocked, NPAGES);
+	ck_assert_uint_le(s.io_wait.count, s.inline_blocked);
+	ck_assert_int_eq(bp_close(p), 0);
+	close(fd);
+}
+END_TEST
+
+/* An injected fault is the engine's to apply, whatever the cache holds:
+ * the failed read's errno reaches the caller and the page reads again. */
+START_TEST(injected_fault_is_applied_by_the_engine)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_fault fault = { .op = BP_FAULT_READ, .kind = BP_FAULT_FAIL, .err = EIO,
+				  .count = 1, .page_first = 3, .page_count = 1 };
+	ck_assert_int_eq(bp_fault_set(p, &fault), 0);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 3, 0, &f), -EIO);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.read_ios, 1);
+	ck_assert_uint_eq(s.inline_reads, 0);
+	ck_assert_uint_eq(s.read_errors, 1);
+	/* The fault is spent: the retry is inline and right. */
+	ck_assert_int_eq(bp_get(p, 3, 0, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), 3, 1));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.inline_reads, 1);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* A page whose bytes were changed on disk fails its checksum when read
+ * inline as when read by the engine: -EBADMSG, counted. */
+START_TEST(inline_read_verifies_the_checksum)
+{
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.flags |= BP_OPEN_CHECKSUMS;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	for (uint64_t i = 0; i < 4; i++) {
+		struct bp_frame *f;
+		uint64_t n;
+		ck_assert_int_eq(bp_new_page(p, &n, &f), 0);
+		bp_latch(p, f, BP_LATCH_EXCLUSIVE);
+		bt_fill(bp_data(f), bp_page_size(p), n, 1);
+		bp_unlatch(p, f, BP_LATCH_EXCLUSIVE);
+		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	uint32_t ps = bp_page_size(p);
+	ck_assert_int_eq(bp_close(p), 0);
+	int fd = open(dir.file, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(pwrite(fd, "x", 1, (off_t)2 * ps + 100), 1);
+	close(fd);
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 1, 0, &f), 0);
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_get(p, 2, 0, &f), -EBADMSG);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.inline_reads, 2);
+	ck_assert_uint_eq(s.checksum_errors, 1);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+/* Many threads miss on one cached page at once: one read, inline, and
+ * everyone gets the page (those that found it LOCKED were woken). */
+struct reader {
+	struct bp_pool *pool;
+	pthread_barrier_t *start;
+	int rc;
+	bool ok;
+};
+
+static void *reader_fn(void *arg)
+{
+	struct reader *r = arg;
+	pthread_barrier_wait(r->start);
+	struct bp_frame *f;
+	r->rc = bp_get(r->pool, 7, 0, &f);
+	if (r->rc == 0) {
+		r->ok = bt_check(bp_data(f), bp_page_size(r->pool), 7, 1);
+		bp_release(r->pool, f);
+	}
+	return NULL;
+}
+
+START_TEST(concurrent_misses_share_one_inline_read)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	enum { N = 16 };
+	pthread_barrier_t start;
+	pthread_barrier_init(&start, NULL, N);
+	struct reader r[N];
+	pthread_t tid[N];
+	for (unsigned i = 0; i < N; i++) {
+		r[i] = (struct reader){ p, &start, -1, false };
+		ck_assert_int_eq(pthread_create(&tid[i], NULL, reader_fn, &r[i]), 0);
+	}
+	for (unsigned i = 0; i < N; i++) {
+		pthread_join(tid[i], NULL);
+		ck_assert_int_eq(r[i].rc, 0);
+		ck_assert(r[i].ok);
+	}
+	pthread_barrier_destroy(&start);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.reads, 1);
+	ck_assert_uint_eq(s.inline_reads, 1);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+	Suite *s = suite_create("bufpool read path");
+	TCase *tc = tcase_create("read path");
+	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, cached_misses_are_read_inline);
+	tcase_add_test(tc, engine_path_never_reads_inline);
+	tcase_add_test(tc, environment_selects_the_engine_path);
+	tcase_add_test(tc, simulated_latency_reads_through_the_engine);
+	tcase_add_test(tc, unknown_read_path_is_refused);
+	tcase_add_test(tc, uncached_misses_go_to_the_engine);
+	tcase_add_test(tc, injected_fault_is_applied_by_the_engine);
+	tcase_add_test(tc, inline_read_verifies_the_checksum);
+	tcase_add_test(tc, concurrent_misses_share_one_inline_read);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return check_run_suite(suite());
+}
