@@ -31,6 +31,28 @@ for f in f3.db f3.db.1 f3.db.2; do
   "$bpbench" check --file "$dir/$f" > /dev/null 2>&1 || { echo "FAIL: check $f"; exit 1; }
 done
 
+# Who reads a miss (--read-path, bufpool.h's bp_read_path), on each engine,
+# and O_DIRECT: every record reads back either way.  The engine path and
+# O_DIRECT read nothing inline; on a file the kernel has cached (just
+# loaded), the auto path reads misses inline.
+for e in threads auto; do
+  for rp in engine auto; do
+    out="$dir/rp-$e-$rp.out"
+    "$bpbench" ycsb -w A -o 2000 $small --verify --io-engine $e --read-path $rp \
+      --file "$dir/rp.db" > "$out" || { cat "$out"; echo "FAIL: $e/$rp"; exit 1; }
+    grep -q '^verify: OK: 5000 records' "$out" || { cat "$out"; echo "FAIL: $e/$rp verify"; exit 1; }
+    case $rp in
+      engine) want='read inline 0 ' ;;
+      auto) want='read inline [1-9]' ;;
+    esac
+    grep -Eq "^misses: .*$want" "$out" || { cat "$out"; echo "FAIL: $e/$rp: no '$want'"; exit 1; }
+  done
+done
+"$bpbench" ycsb -w A -o 2000 $small --verify --direct --file "$dir/direct.db" > "$dir/direct.out" \
+  || { cat "$dir/direct.out"; echo "FAIL: --direct"; exit 1; }
+grep -q '^verify: OK: 5000 records' "$dir/direct.out" || { cat "$dir/direct.out"; echo "FAIL: --direct verify"; exit 1; }
+grep -q '^misses: .*read inline 0 ' "$dir/direct.out" || { cat "$dir/direct.out"; echo "FAIL: --direct read inline"; exit 1; }
+
 # D and E insert (E also scans), F reads and writes back: 2000 ops each.
 for w in D E F; do
   "$bpbench" ycsb -w $w -o 2000 $small --verify --json --file "$dir/$w.db" > "$dir/$w.json" 2> "$dir/$w.err" \

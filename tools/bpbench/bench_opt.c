@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bufpool/bufpool.h"
 #include "util/opt.h"
@@ -54,4 +55,62 @@ int bench_opt_double_above(const char *prog, const char *opt, const char *s, dou
 	if (rc == 0)
 		*out = v;
 	return rc;
+}
+
+/* One table per choice: the name a user types, the value it stands for. */
+struct bench_name {
+	const char *name;
+	unsigned value;
+};
+
+static const struct bench_name io_engines[] = {
+	{"auto", BP_IO_ENGINE_AUTO}, {"threads", BP_IO_ENGINE_THREADS}, {"uring", BP_IO_ENGINE_URING},
+};
+static const struct bench_name read_paths[] = {
+	{"auto", BP_READ_AUTO}, {"engine", BP_READ_ENGINE},
+};
+
+static int by_name(const char *prog, const char *opt, const struct bench_name *t, size_t n,
+		   const char *s, unsigned *out)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(s, t[i].name)) {
+			*out = t[i].value;
+			return 0;
+		}
+	fprintf(stderr, "%s: %s wants", prog, opt);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "%s %s", i == 0 ? "" : i + 1 == n ? " or" : ",", t[i].name);
+	fprintf(stderr, ", not '%s'\n", s);
+	return -EINVAL;
+}
+
+static const char *name_of(const struct bench_name *t, size_t n, unsigned v)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].value == v)
+			return t[i].name;
+	return "?";
+}
+
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+int bench_opt_io_engine(const char *prog, const char *s, unsigned *out)
+{
+	return by_name(prog, "--io-engine", io_engines, NELEM(io_engines), s, out);
+}
+
+int bench_opt_read_path(const char *prog, const char *s, unsigned *out)
+{
+	return by_name(prog, "--read-path", read_paths, NELEM(read_paths), s, out);
+}
+
+const char *bench_io_engine_name(unsigned engine)
+{
+	return name_of(io_engines, NELEM(io_engines), engine);
+}
+
+const char *bench_read_path_name(unsigned path)
+{
+	return name_of(read_paths, NELEM(read_paths), path);
 }

@@ -3,7 +3,7 @@
  * util/opt.h checks: 32-bit counts, a page size, a number with open ends.
  *
  * Design note: bpbench's, on util/opt.h (layer 0) and bufpool.h's page
- * size limits.  Each wraps one util_opt_* call and adds the one check it
+ * size limits and engine names.  Each wraps one util_opt_* call and adds the one check it
  * cannot express; a refusal prints one line on stderr in util/opt.h's
  * format ("<prog>: <opt> wants ..., not '<s>'") and returns -EINVAL with
  * *out unchanged.
@@ -21,5 +21,13 @@ int bench_opt_page_size(const char *prog, const char *s, uint32_t *out);
 /* A number in (lo, hi), or (lo, hi] when hi_closed. */
 int bench_opt_double_above(const char *prog, const char *opt, const char *s, double lo,
 			   double hi, bool hi_closed, double *out);
+
+/* --io-engine: auto, threads or uring (enum bp_io_engine_kind). */
+int bench_opt_io_engine(const char *prog, const char *s, unsigned *out);
+/* --read-path: auto or engine (enum bp_read_path). */
+int bench_opt_read_path(const char *prog, const char *s, unsigned *out);
+/* Their names, for the reports. */
+const char *bench_io_engine_name(unsigned engine);
+const char *bench_read_path_name(unsigned path);
 
 #endif

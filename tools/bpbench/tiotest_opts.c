@@ -245,17 +245,8 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 			o->direct = true;
 			break;
 		case OPT_IO_ENGINE:
-			if (!strcmp(optarg, "auto"))
-				o->io_engine = BP_IO_ENGINE_AUTO;
-			else if (!strcmp(optarg, "threads"))
-				o->io_engine = BP_IO_ENGINE_THREADS;
-			else if (!strcmp(optarg, "uring"))
-				o->io_engine = BP_IO_ENGINE_URING;
-			else {
-				fprintf(stderr, TIO_PROG ": --io-engine: '%s' is not auto, threads "
-					"or uring\n", optarg);
+			if (bench_opt_io_engine(TIO_PROG, optarg, &o->io_engine) != 0)
 				return -EINVAL;
-			}
 			break;
 		case OPT_JSON:
 			o->json = true;

@@ -12,6 +12,7 @@
  * members in a fixed order, the ratio to the reference policy named after
  * it (mb_per_cpusec_vs_<policy>).
  */
+#include "bench_opt.h"
 #include "tiotest_int.h"
 
 #include <inttypes.h>
@@ -142,8 +143,7 @@ void tio_report_tables(struct emitter *e, const struct tio_options *opt,
 			     " buckets, %" PRIu32 " us latency, I/O engine %s%s\n", opt->threads,
 			     tio_pages_per_thread_for(opt), opt->page_size, tio_random_ops_for(opt),
 			     tio_frames_for(opt, opt->threads), all[0].nbuckets, opt->latency_us,
-			     opt->io_engine == BP_IO_ENGINE_THREADS ? "threads"
-			     : opt->io_engine == BP_IO_ENGINE_URING ? "uring" : "auto",
+			     bench_io_engine_name(opt->io_engine),
 			     opt->direct ? ", O_DIRECT" : "");
 	emitter_table_printf(e, "(%ld CPUs online; 1-minute load average at the start of each "
 			     "policy's Write:", sysconf(_SC_NPROCESSORS_ONLN));

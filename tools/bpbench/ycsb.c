@@ -87,8 +87,12 @@ static int open_store(struct ycsb_run *R, const char *file)
 	kc.pool.nframes = R->o.frames;
 	kc.pool.page_size = R->o.page_size;
 	kc.pool.io_latency_us = R->o.latency_us;
+	kc.pool.io_engine = R->o.io_engine;
+	kc.pool.read_path = R->o.read_path;
 	if (R->o.checksums)
 		kc.pool.flags |= BP_OPEN_CHECKSUMS;
+	if (R->o.direct)
+		kc.pool.flags |= BP_OPEN_DIRECT;
 	kc.pool.fwait.policy = R->o.policy;
 	kc.pool.log = tool_bp_log;
 	/* --durable: sync_commit for the load and the run alike, so that every

@@ -75,6 +75,9 @@ struct ycsb_opts {
 	const char *file, *stats_file;
 	bool keep, no_stats, verify, json, quiet, checksums, durable;
 	bool no_pool;                 /* --no-pool: the floor after the run */
+	bool direct;                  /* --direct: BP_OPEN_DIRECT */
+	unsigned io_engine;           /* --io-engine: bp_config.io_engine */
+	unsigned read_path;           /* --read-path: bp_config.read_path */
 };
 
 struct ycsb_run;

@@ -57,6 +57,11 @@ static void ycsb_usage(FILE *f)
 	      "      --value-size B     value size, 16..1024 (default 100)\n"
 	      "      --policy NAME      wake-one, wake-all, broadcast or futex (default wake-one)\n"
 	      "      --latency-us N     simulated device latency per I/O (default 0)\n"
+	      "      --io-engine E      the pool's I/O engine: auto, threads or uring (default auto)\n"
+	      "      --read-path P      who reads a miss: auto (the thread that missed, when the\n"
+	      "                         kernel has the page cached; else the engine) or engine\n"
+	      "                         (always the I/O engine); default auto\n"
+	      "      --direct           O_DIRECT: every miss goes to the device through the engine\n"
 	      "      --file PATH        the store (default /tmp/bpbench.<pid>.db, removed after)\n"
 	      "      --keep             keep the default file\n"
 	      "      --stats-file PATH  publish pool stats there (default /dev/shm/bpbench.<pid>)\n"
@@ -84,7 +89,7 @@ static void ycsb_usage(FILE *f)
 /* The long options without a short form. */
 enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
        O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS, O_DURABLE, O_FILES,
-       O_CKPT, O_NOPOOL };
+       O_CKPT, O_NOPOOL, O_ENGINE, O_READPATH, O_DIRECT };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct ycsb_opts *o)
@@ -136,7 +141,8 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		{"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'}, {"seed", 1, 0, O_SEED},
 		{"checksums", 0, 0, O_CHECKSUMS}, {"durable", 0, 0, O_DURABLE},
 		{"checkpoint-bytes", 1, 0, O_CKPT}, {"files", 1, 0, O_FILES},
-		{"no-pool", 0, 0, O_NOPOOL},
+		{"no-pool", 0, 0, O_NOPOOL}, {"io-engine", 1, 0, O_ENGINE},
+		{"read-path", 1, 0, O_READPATH}, {"direct", 0, 0, O_DIRECT},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ycsb_opts){.mix = &mixes[0], .dist = mixes[0].dist, .threads = 16,
 				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
@@ -185,6 +191,15 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		case O_CHECKSUMS: o->checksums = true; break;
 		case O_DURABLE: o->durable = true; break;
 		case O_NOPOOL: o->no_pool = true; break;
+		case O_DIRECT: o->direct = true; break;
+		case O_ENGINE:
+			if (bench_opt_io_engine(YCSB_PROG, optarg, &o->io_engine) != 0)
+				return -EINVAL;
+			break;
+		case O_READPATH:
+			if (bench_opt_read_path(YCSB_PROG, optarg, &o->read_path) != 0)
+				return -EINVAL;
+			break;
 		case 'q': o->quiet = true; break;
 		case 'h':
 			ycsb_usage(stdout);

@@ -27,6 +27,7 @@
  * fsync wait, and timing one inside kv_upsert would not be ours to add.
  * MB in the log's figures is 10^6 bytes, as in tiotest's MB/s.
  */
+#include "bench_opt.h"
 #include "ycsb_int.h"
 
 #include <errno.h>
@@ -93,6 +94,8 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 			     (double)o->frames * o->page_size / 1048576.0, o->value_size,
 			     fwait_policy_name(o->policy), o->latency_us,
 			     o->checksums ? "checksums" : "no checksums", file);
+	emitter_table_printf(h, "  I/O engine %s, read path %s%s\n", bench_io_engine_name(o->io_engine),
+			     bench_read_path_name(o->read_path), o->direct ? ", O_DIRECT" : "");
 	if (o->files > 1)
 		emitter_table_printf(h, "  %u stores in the one pool: %s and %s.1 .. %s.%u, "
 				     "record k in store k %% %u\n", o->files, file, file, file,
@@ -126,6 +129,9 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 	emitter_kv_str(j, "policy", fwait_policy_name(o->policy));
 	emitter_kv_u64(j, "latency_us", o->latency_us);
 	emitter_kv_bool(j, "checksums", o->checksums);
+	emitter_kv_str(j, "io_engine", bench_io_engine_name(o->io_engine));
+	emitter_kv_str(j, "read_path", bench_read_path_name(o->read_path));
+	emitter_kv_bool(j, "direct", o->direct);
 	if (o->files > 1) /* absent with one store: that output is as it was */
 		emitter_kv_u64(j, "files", o->files);
 	emitter_kv_str(j, "file", file);
@@ -251,9 +257,48 @@ static void report_pool_json(struct ycsb_run *R, const struct bp_stats *s)
 	free(b.s);
 }
 
+/* Where the misses' time went: per op, who read them, and the mean time a
+ * miss waited for its page (an inline read's own duration, or the sleep
+ * on LOCKED while the engine read it; the sleeps of threads that found
+ * another's read in flight count too). */
+struct miss_figures {
+	double per_op, wait_us, inline_us, engine_us;
+	uint64_t inline_reads, engine_reads;
+};
+
+static double mean_us(const struct bp_wait_hist *h)
+{
+	return h->count ? (double)h->total_ns / (double)h->count / 1e3 : 0;
+}
+
+static struct miss_figures miss_figures(const struct bp_stats *s, uint64_t ops)
+{
+	struct miss_figures m = {0};
+	m.per_op = ops ? (double)s->misses / (double)ops : 0;
+	m.inline_reads = s->inline_reads;
+	m.engine_reads = s->reads > s->inline_reads ? s->reads - s->inline_reads : 0;
+	m.inline_us = mean_us(&s->inline_read);
+	m.engine_us = mean_us(&s->io_wait);
+	if (s->misses)
+		m.wait_us = (double)(s->inline_read.total_ns + s->io_wait.total_ns) /
+			    (double)s->misses / 1e3;
+	return m;
+}
+
+static void report_misses(struct ycsb_run *R, const struct bp_stats *s, uint64_t ops)
+{
+	struct miss_figures m = miss_figures(s, ops);
+	emitter_table_printf(&R->out, "misses: %.3f per op, mean wait %.1f us; read inline %" PRIu64
+			     " (mean %.1f us), by the %s engine %" PRIu64 " (incl. readahead; "
+			     "mean io_wait %.1f us)\n", m.per_op, m.wait_us, m.inline_reads,
+			     m.inline_us, s->io_engine == BP_IO_ENGINE_URING ? "io_uring" : "threads",
+			     m.engine_reads, m.engine_us);
+}
+
 static void report_result_json(struct ycsb_run *R, const struct bp_stats *s, uint64_t ops,
 			       double secs, double rate, const double cost[4])
 {
+	struct miss_figures m = miss_figures(s, ops);
 	struct emitter *j = &R->json;
 	char workload[2] = {R->o.mix->name, '\0'};
 	ycsb_json_begin(R, "result");
@@ -269,6 +314,13 @@ static void report_result_json(struct ycsb_run *R, const struct bp_stats *s, uin
 	emitter_kv_u64(j, "spurious_wakeups", s->fwait.spurious_wakeups);
 	emitter_kv_u64(j, "fwait_sleeps", s->fwait.waits);
 	emitter_kv_u64(j, "fwait_wakeups", s->fwait.wakeups);
+	emitter_kv_double(j, "misses_per_op", m.per_op, 4);
+	emitter_kv_double(j, "miss_wait_us", m.wait_us, 2);
+	emitter_kv_u64(j, "inline_reads", m.inline_reads);
+	emitter_kv_u64(j, "engine_reads", m.engine_reads);
+	emitter_kv_double(j, "inline_read_us", m.inline_us, 2);
+	emitter_kv_double(j, "io_wait_us", m.engine_us, 2);
+	emitter_kv_str(j, "io_engine", s->io_engine == BP_IO_ENGINE_URING ? "uring" : "threads");
 	emitter_dict_end(j);
 }
 
@@ -309,6 +361,7 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 	}
 	emitter_table_printf(h, "cpu per op: user %.2f us, sys %.2f us (whole process, incl. I/O "
 			     "threads)\n", cost[0], cost[1]);
+	report_misses(R, &s, ops);
 	emitter_table_printf(h, "contention                         waits  per 1k ops    avg us"
 			     "     max us\n");
 	report_wait(R, "io_wait (BP_LOCKED)", "io_wait", &s.io_wait, ops);
