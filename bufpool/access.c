@@ -10,11 +10,13 @@
  * bp_get first looks the page up and pins it (pagetable.c).  On a miss it
  * claims a frame (evict.c, returned LOCKED with one pin), then inserts it;
  * if another thread inserted the page meanwhile, it frees its frame and
- * pins that one.  The inserting thread submits the read (io.c) and, like
- * every other thread that wants the page, waits on (frame, LOCKED) with
- * fwait_bit_wait: the kernel's lock_page / wait_on_page_locked pattern.
- * The I/O thread sets UPTODATE or ERROR and unlocks.  A frame found in
- * ERROR (not LOCKED) is read again by the first thread that finds it.
+ * pins that one.  The inserting thread reads the page (io.c's bp_io_read:
+ * itself when the kernel has it cached, else through the I/O engine) and,
+ * like every other thread that wants the page, waits on (frame, LOCKED)
+ * with fwait_bit_wait: the kernel's lock_page / wait_on_page_locked
+ * pattern.  Whoever did the read sets UPTODATE or ERROR and unlocks.  A
+ * frame found in ERROR (not LOCKED) is read again by the first thread
+ * that finds it.
  *
  * Creating pages (bp_new_page, bp_get with BP_GET_CREATE) keeps one rule:
  * a page number comes below npages (bp_page_count) only while its creator

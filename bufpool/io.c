@@ -25,6 +25,21 @@
  * it runs on an I/O thread, never the submitter's), and a checksummed
  * write that finds no free bounce buffer.
  *
+ * The inline read (bp_io_read, a miss's read): the faulting thread, which
+ * holds the frame LOCKED, first reads the page itself with
+ * preadv2(RWF_NOWAIT), which the kernel serves only from its page cache
+ * (a plain pread on tmpfs or ramfs, which refuse RWF_NOWAIT in some
+ * kernels and are memory anyway), then verifies and completes it as an
+ * engine would (complete(): the same release unlock of LOCKED wakes every
+ * thread that found the page in flight).  No hand-off, no sleep, no
+ * wake-up: a cached miss costs about one copy.  Only when that would
+ * block (EAGAIN, or part of a larger page cached) does the read go to the
+ * engine.  Never inline: bp_config.read_path ENGINE, O_DIRECT, a simulated
+ * latency (a device, by definition not cached), an injected fault or
+ * delay (decided here, once, and applied by the engine as always), and
+ * readahead, which is asynchronous by purpose.  A file system that
+ * refuses RWF_NOWAIT (EOPNOTSUPP) is remembered in the file.
+ *
  * bp_io_submit queues the request embedded in the frame (one read or write
  * per frame at a time) and signals an I/O thread; the submitter then waits
  * on the frame's state bit through fwait, never on the engine.  An I/O
