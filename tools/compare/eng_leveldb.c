@@ -6,7 +6,8 @@
  * -----------
  * Layer: ycsb-ref's engines (ref_engine.h), on libleveldb.  One DB,
  * create_if_missing, no compression, an LRU block cache of the cache
- * bytes, 4 KiB blocks (the default, the pool's page size) and a
+ * bytes, blocks of the page size (--page-size; 4 KiB, LevelDB's default
+ * and the pool's page) and a
  * write_buffer_size of the cache bytes (LevelDB's default is 4 MiB, the
  * default cache bytes; see eng_rocksdb.c for why it is capped).  LevelDB
  * maps its table files with mmap on 64-bit hosts (up to 1000 of them), and
@@ -79,12 +80,13 @@ static int ldb_open(const struct ref_db_config *c, void **out)
 	l->ropts = leveldb_readoptions_create();
 	l->wopts = leveldb_writeoptions_create();
 	leveldb_options_set_cache(l->opts, l->cache);
+	leveldb_options_set_block_size(l->opts, c->page_size);
 	leveldb_options_set_create_if_missing(l->opts, 1);
 	leveldb_options_set_compression(l->opts, leveldb_no_compression);
 	leveldb_options_set_write_buffer_size(l->opts, (size_t)c->cache_bytes);
 	snprintf(l->settings, sizeof(l->settings),
-		 "block cache LRU %llu B, write_buffer_size=%llu, no compression, log not "
-		 "synced, table files mmapped", (unsigned long long)c->cache_bytes,
+		 "block cache LRU %llu B, block_size=%u, write_buffer_size=%llu, no compression, "
+		 "log not synced, table files mmapped", (unsigned long long)c->cache_bytes, c->page_size,
 		 (unsigned long long)c->cache_bytes);
 	char *err = NULL;
 	l->db = leveldb_open(l->opts, c->dir, &err);

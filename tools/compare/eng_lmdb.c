@@ -11,7 +11,8 @@
  * of at least 1 GiB and 16x the records' bytes, and a reader slot per
  * thread.  LMDB has no cache of its own: the file is mapped and the OS
  * page cache is its cache, so --cache-bytes does not apply (the settings
- * line says so).  The main database, keys the 8 big-endian bytes.  A
+ * line says so), and its page is the OS's: --page-size does not apply
+ * either.  The main database, keys the 8 big-endian bytes.  A
  * session is one read transaction, reset after each read and renewed
  * before the next (no allocation per read); a write is its own write
  * transaction (begin, put, commit), LMDB's single writer serialising
@@ -67,7 +68,7 @@ static int lmdb_open(const struct ref_db_config *c, void **out)
 	if (map < (UINT64_C(1) << 30))
 		map = UINT64_C(1) << 30;
 	snprintf(l->settings, sizeof(l->settings), "mapsize=%llu, MDB_NOSYNC|MDB_NOTLS, no cache "
-		 "of its own (the file is mapped: --cache-bytes does not apply)",
+		 "of its own (the file is mapped: --cache-bytes does not apply), the OS's pages",
 		 (unsigned long long)map);
 	MDB_txn *txn = NULL;
 	int rc = lmdb_err("env_create", mdb_env_create(&l->env));

@@ -7,7 +7,8 @@
  * Layer: ycsb-ref's engines (ref_engine.h), on librocksdb.  One DB,
  * create_if_missing, no compression (the kv store compresses nothing), a
  * block-based table whose block cache is an LRU cache of the cache bytes,
- * 4 KiB blocks (RocksDB's default, the pool's page size), and a
+ * blocks of the page size (--page-size; 4 KiB, RocksDB's default and the
+ * pool's page), and a
  * write_buffer_size (memtable) of the cache bytes too: the default 64 MiB
  * would hold all of the issue's 32 MB of data in memory, which the pool
  * is not allowed either (so RocksDB may hold up to max_write_buffer_number
@@ -92,14 +93,15 @@ static int rdb_open(const struct ref_db_config *c, void **out)
 	r->ropts = rocksdb_readoptions_create();
 	r->wopts = rocksdb_writeoptions_create();
 	rocksdb_block_based_options_set_block_cache(r->table, r->cache);
+	rocksdb_block_based_options_set_block_size(r->table, c->page_size);
 	rocksdb_options_set_block_based_table_factory(r->opts, r->table);
 	rocksdb_options_set_create_if_missing(r->opts, 1);
 	rocksdb_options_set_compression(r->opts, rocksdb_no_compression);
 	rocksdb_options_set_write_buffer_size(r->opts, (size_t)c->cache_bytes);
 	rocksdb_writeoptions_disable_WAL(r->wopts, !wal);
 	snprintf(r->settings, sizeof(r->settings),
-		 "block_cache=LRU %llu B, write_buffer_size=%llu, no compression, WAL %s "
-		 "(not synced)", (unsigned long long)c->cache_bytes,
+		 "block_cache=LRU %llu B, block_size=%u, write_buffer_size=%llu, no compression, "
+		 "WAL %s (not synced)", (unsigned long long)c->cache_bytes, c->page_size,
 		 (unsigned long long)c->cache_bytes, wal ? "on" : "off");
 	char *err = NULL;
 	r->db = rocksdb_open(r->opts, c->dir, &err);

@@ -83,7 +83,7 @@ struct ref_opts {
 	unsigned threads;
 	uint64_t records, ops, seed, cache_bytes;
 	double duration_s, theta;
-	uint32_t value_size;
+	uint32_t value_size, page_size;
 	const char *dir;         /* --dir, or NULL: a new one under /tmp */
 	const char *engine_config; /* --engine-config: appended to the engine's */
 	bool json, quiet;

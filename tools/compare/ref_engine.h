@@ -27,6 +27,7 @@
 struct ref_db_config {
 	const char *dir;        /* exists, empty: the engine's files go in it */
 	uint64_t cache_bytes;   /* the engine's page/block cache */
+	uint32_t page_size;     /* its page or block size (bpbench's --page-size) */
 	uint64_t records;       /* to size what must be sized up front (LMDB's map) */
 	uint32_t value_size;
 	unsigned threads;       /* sessions that will be open at once */

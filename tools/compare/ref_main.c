@@ -90,6 +90,7 @@ int main(int argc, char **argv)
 		return 1;
 	const struct ref_engine *e = R.o.engine;
 	struct ref_db_config c = {.dir = dir, .cache_bytes = R.o.cache_bytes,
+				  .page_size = R.o.page_size,
 				  .records = R.o.records, .value_size = R.o.value_size,
 				  .threads = R.o.threads, .extra = R.o.engine_config};
 	int status = 1, rc = e->open(&c, &R.db);

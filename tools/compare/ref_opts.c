@@ -77,6 +77,8 @@ static void ref_usage(FILE *f)
 	      "      --value-size B     value size, 16..1024 (default 100)\n"
 	      "      --cache-bytes B    the engine's cache (default 4194304: bpbench's\n"
 	      "                         default pool, 1024 frames x 4096 B)\n"
+	      "      --page-size B      the engine's page or block size, a power of two\n"
+	      "                         (default 4096, bpbench's; not LMDB's: the OS's)\n"
 	      "      --engine-config S  appended to the engine's configuration string\n"
 	      "                         (wiredtiger: its wiredtiger_open config)\n"
 	      "      --dir PATH         the engine's directory (default a new\n"
@@ -86,12 +88,12 @@ static void ref_usage(FILE *f)
 	      "      --seed N           random seed (default 1)\n", f);
 }
 
-enum { O_ENGINE = 256, O_DIST, O_THETA, O_VALUE, O_CACHE, O_ECONF, O_DIR, O_JSON, O_SEED };
+enum { O_ENGINE = 256, O_DIST, O_THETA, O_VALUE, O_PAGE, O_CACHE, O_ECONF, O_DIR, O_JSON, O_SEED };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct ref_opts *o)
 {
-	unsigned vs;
+	unsigned u;
 	switch (c) {
 	case 't':
 		return util_opt_unsigned(REF_PROG, "--threads", arg, 1, 4096, &o->threads);
@@ -105,9 +107,18 @@ static int parse_number(int c, const char *arg, struct ref_opts *o)
 		return util_opt_double(REF_PROG, "--theta", arg, 1e-6, 1 - 1e-6, &o->theta);
 	case O_VALUE:
 		if (util_opt_unsigned(REF_PROG, "--value-size", arg, REF_VALUE_SIZE_MIN,
-				      REF_VALUE_SIZE_MAX, &vs) != 0)
+				      REF_VALUE_SIZE_MAX, &u) != 0)
 			return -EINVAL;
-		o->value_size = vs;
+		o->value_size = u;
+		return 0;
+	case O_PAGE: /* bpbench's range (BP_PAGE_SIZE_MIN..MAX: 512 B..1 MiB) */
+		if (util_opt_unsigned(REF_PROG, "--page-size", arg, 512, 1u << 20, &u) != 0)
+			return -EINVAL;
+		if (u & (u - 1)) {
+			fprintf(stderr, REF_PROG ": --page-size wants a power of two, not '%s'\n", arg);
+			return -EINVAL;
+		}
+		o->page_size = u;
 		return 0;
 	case O_CACHE: /* WiredTiger's floor is 1 MB */
 		return util_opt_u64(REF_PROG, "--cache-bytes", arg, UINT64_C(1) << 20,
@@ -157,13 +168,14 @@ int ref_parse_opts(int argc, char **argv, struct ref_opts *o)
 		{"engine", 1, 0, O_ENGINE}, {"workload", 1, 0, 'w'}, {"threads", 1, 0, 't'},
 		{"records", 1, 0, 'r'}, {"ops", 1, 0, 'o'}, {"duration", 1, 0, 'd'},
 		{"dist", 1, 0, O_DIST}, {"theta", 1, 0, O_THETA}, {"value-size", 1, 0, O_VALUE},
-		{"cache-bytes", 1, 0, O_CACHE}, {"engine-config", 1, 0, O_ECONF},
+		{"page-size", 1, 0, O_PAGE},		{"cache-bytes", 1, 0, O_CACHE}, {"engine-config", 1, 0, O_ECONF},
 		{"dir", 1, 0, O_DIR}, {"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'},
 		{"seed", 1, 0, O_SEED}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ref_opts){.mix = &mixes[0], .dist = mixes[0].dist,
 			       .engine = engines[0], .threads = 16,
 			       .records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
-			       .value_size = 100, .cache_bytes = 1024 * 4096, .seed = 1};
+			       .value_size = 100, .page_size = 4096,
+			       .cache_bytes = 1024 * 4096, .seed = 1};
 	bool dist_set = false;
 	int c;
 	optind = 1;
@@ -173,7 +185,7 @@ int ref_parse_opts(int argc, char **argv, struct ref_opts *o)
 		case O_ENGINE: case 'w': case O_DIST:
 			bad = parse_name(c, optarg, o, &dist_set);
 			break;
-		case 't': case 'r': case 'o': case 'd': case O_THETA: case O_VALUE: case O_CACHE:
+		case 't': case 'r': case 'o': case 'd': case O_THETA: case O_VALUE: case O_PAGE: case O_CACHE:
 		case O_SEED:
 			if (parse_number(c, optarg, o) != 0)
 				return -EINVAL;

@@ -42,9 +42,9 @@ void ref_report_config(struct ref_run *R, const char *dir)
 		emitter_table_printf(h, "%" PRIu64 " ops\n", o->ops);
 	else
 		emitter_table_printf(h, "%.1f s\n", o->duration_s);
-	emitter_table_printf(h, "  engine %s %s, cache %" PRIu64 " B (%.1f MiB), value %u B, "
-			     "dir %s\n", o->engine->name, version, o->cache_bytes,
-			     (double)o->cache_bytes / 1048576.0, o->value_size, dir);
+	emitter_table_printf(h, "  engine %s %s, cache %" PRIu64 " B (%.1f MiB), page %u B, "
+			     "value %u B, dir %s\n", o->engine->name, version, o->cache_bytes,
+			     (double)o->cache_bytes / 1048576.0, o->page_size, o->value_size, dir);
 	emitter_table_printf(h, "  settings: %s\n", settings);
 	if (!o->json)
 		return;
@@ -61,6 +61,7 @@ void ref_report_config(struct ref_run *R, const char *dir)
 	emitter_kv_str(j, "dist", ref_dist_names[o->dist]);
 	emitter_kv_double(j, "theta", o->theta, 3);
 	emitter_kv_u64(j, "cache_bytes", o->cache_bytes);
+	emitter_kv_u64(j, "page_size", o->page_size);
 	emitter_kv_u64(j, "value_size", o->value_size);
 	emitter_kv_u64(j, "seed", o->seed);
 	emitter_kv_str(j, "dir", dir);
