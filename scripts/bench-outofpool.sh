@@ -11,7 +11,9 @@
 # spread, the median CPU us per op (user + sys, getrusage over the run
 # phase, whole process) and its user and sys medians; then bufpool /
 # wiredtiger for both, and whether bufpool matches WiredTiger there (ops/s
-# at least, CPU per op at most: the issue's "done when").  Every run's
+# at least, CPU per op at most: the issue's "done when"); under bufpool's
+# row its misses per op and mean io_wait (BP_LOCKED) per wait, each round's,
+# as its spread can be bimodal.  Every run's
 # JSON lines are kept in OUT (default a new /tmp/bench-outofpool.XXXXXX,
 # kept: its path is printed) as <workload><threads>-<engine>-<round>.json.
 #
@@ -28,6 +30,7 @@
 #   --frames N          bpbench's pool (FRAMES, default 1024)
 #   --cache-bytes B     the others' cache (CACHE_BYTES, default 4194304)
 #   --out DIR           (OUT)
+#   --tables-only       run nothing: print the tables of the runs in --out
 # BPBENCH_ARGS is passed to every bpbench ycsb run as is (e.g.
 # BPBENCH_ARGS="--read-path engine"), REF_ARGS to every ycsb-ref run.
 set -euo pipefail
@@ -35,9 +38,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-build} workloads=${WORKLOADS:-A B C} threads=${THREADS:-2 16}
 records=${RECORDS:-200000} duration=${DURATION:-10} rounds=${ROUNDS:-3}
 engines=${ENGINES:-bufpool wiredtiger} frames=${FRAMES:-1024}
-cache=${CACHE_BYTES:-4194304} out=${OUT:-}
+cache=${CACHE_BYTES:-4194304} out=${OUT:-} tables_only=
 while [ $# -gt 0 ]; do
   case $1 in
+    --tables-only) tables_only=1; shift; continue ;;
     --build) build=$2 ;;
     -w|--workloads) workloads=$2 ;;
     -t|--threads) threads=$2 ;;
@@ -56,13 +60,18 @@ while [ $# -gt 0 ]; do
 done
 case $build in /*) ;; *) build=$here/$build ;; esac
 bb=$build/tools/bpbench/bpbench ref=$build/tools/compare/ycsb-ref
-[ -x "$bb" ] || { echo "bench-outofpool.sh: no $bb (bash scripts/setup.sh)" >&2; exit 1; }
+[ -n "$tables_only" ] || [ -x "$bb" ] \
+  || { echo "bench-outofpool.sh: no $bb (bash scripts/setup.sh)" >&2; exit 1; }
 for e in $engines; do
-  if [ "$e" != bufpool ] && [ ! -x "$ref" ]; then
+  if [ -z "$tables_only" ] && [ "$e" != bufpool ] && [ ! -x "$ref" ]; then
     echo "bench-outofpool.sh: no $ref for $e (bash scripts/setup-compare.sh)" >&2
     exit 1
   fi
 done
+if [ -n "$tables_only" ] && [ ! -d "$out" ]; then
+  echo "bench-outofpool.sh: --tables-only needs --out DIR of an earlier run" >&2
+  exit 2
+fi
 [ -n "$out" ] || out=$(mktemp -d /tmp/bench-outofpool.XXXXXX)
 mkdir -p "$out"
 read -r -a bpargs <<< "${BPBENCH_ARGS:-}"
@@ -97,11 +106,15 @@ cell_table() { # WORKLOAD THREADS
 import json, os, statistics, sys
 out, w, t, rounds, engines = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
 def result(path):
-    for line in open(path):
-        d = json.loads(line)
-        if d.get("type") == "result":
-            return d
-    return None
+    """The result line; for bpbench also misses per op and the mean io_wait."""
+    lines = [json.loads(l) for l in open(path)]
+    res = next((d for d in lines if d.get("type") == "result"), None)
+    pool = next((d for d in lines if d.get("type") == "pool_stats"), None)
+    wait = next((d for d in lines if d.get("type") == "wait" and d["bit"] == "io_wait"), None)
+    if res and pool and wait and res["ops"]:
+        res["misses_per_op"] = pool["stats"]["counters"]["misses"] / res["ops"]
+        res["io_wait_us"] = wait["total_ns"] / wait["count"] / 1e3 if wait["count"] else 0
+    return res
 rows, med = [], {}
 for e in engines:
     rs = []
@@ -121,6 +134,10 @@ for e in engines:
     rows.append("  %-11s %4d %12.0f %10.0f-%-10.0f %10.2f %8.2f %8.2f" % (
         e, len(rs), med[e][0], min(ops), max(ops), med[e][1], statistics.median(usr),
         statistics.median(sys_)))
+    if all("misses_per_op" in d for d in rs):  # bpbench: the pool's misses, each run
+        rows.append("  %-11s misses/op %s, io_wait us per wait %s (by round)" % (
+            "", " ".join("%.3f" % d["misses_per_op"] for d in rs),
+            " ".join("%.1f" % d["io_wait_us"] for d in rs)))
 print("YCSB-%s, %s threads (medians of %d rounds)" % (w, t, rounds))
 print("  %-11s %4s %12s %21s %10s %8s %8s" % ("engine", "runs", "ops/s", "min-max ops/s",
                                               "cpu us/op", "user", "sys"))
@@ -138,7 +155,7 @@ for w in $workloads; do
   for t in $threads; do
     for r in $(seq 1 "$rounds"); do
       for e in $engines; do
-        run_one "$e" "$w" "$t" "$out/$w$t-$e-$r.json"
+        [ -n "$tables_only" ] || run_one "$e" "$w" "$t" "$out/$w$t-$e-$r.json"
       done
     done
     cell_table "$w" "$t"
