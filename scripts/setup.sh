@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
 # setup.sh BUILDDIR [meson options...]
+#   SETUP_EXTRA_PKGS="pkg ..."  more Debian packages to install first
+#                               (scripts/setup-compare.sh: the engines
+#                               tools/compare drives)
 #
 # Everything a fresh Debian machine needs to build this project: installs the
 # missing Debian packages (when run as root), configures BUILDDIR with Meson
@@ -12,6 +15,8 @@ builddir=${1:-build}; shift || true
 pkgs=(gcc g++ meson ninja-build pkg-config check libjemalloc-dev   # build (g++: C++ tests, consumer)
       liburing-dev                                                 # build: bufpool's io_uring engine
       spin valgrind gnuplot-nox clang libclang-rt-14-dev)          # tests and tools
+read -r -a extra_pkgs <<< "${SETUP_EXTRA_PKGS:-}"
+pkgs+=("${extra_pkgs[@]}")
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

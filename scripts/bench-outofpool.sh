@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# bench-outofpool.sh [options] - issue 33's out-of-pool cells in one run:
+# the store on bufpool (bpbench ycsb) against WiredTiger (and any other
+# engine ycsb-ref has: rocksdb, leveldb, lmdb) on the same YCSB stream
+# (ycsb-ref links bpbench's generator: same keys, values, threads, seed),
+# YCSB A, B and C at 2 and 16 threads, 200000 records (about 32 MB), the
+# cache an eighth of the data (bpbench --frames 1024 x 4096 B; the others
+# --cache-bytes 4194304), ROUNDS rounds alternating the engines within each
+# cell (bufpool, wiredtiger, [others], then again), each run DURATION s.
+# After each cell, a table: per engine the median ops/s, the min-max
+# spread, the median CPU us per op (user + sys, getrusage over the run
+# phase, whole process) and its user and sys medians; then bufpool /
+# wiredtiger for both, and whether bufpool matches WiredTiger there (ops/s
+# at least, CPU per op at most: the issue's "done when"); under bufpool's
+# row its misses per op and mean io_wait (BP_LOCKED) per wait, each round's,
+# as its spread can be bimodal.  Every run's
+# JSON lines are kept in OUT (default a new /tmp/bench-outofpool.XXXXXX,
+# kept: its path is printed) as <workload><threads>-<engine>-<round>.json.
+#
+# Needs build/tools/compare/ycsb-ref: bash scripts/setup-compare.sh.
+# Options (or the environment variable in brackets):
+#   --build DIR         the build (BUILD, default build)
+#   -w, --workloads L   workloads (WORKLOADS, default "A B C")
+#   -t, --threads L     thread counts (THREADS, default "2 16")
+#   -r, --records N     (RECORDS, default 200000)
+#   -d, --duration S    seconds per run (DURATION, default 10)
+#   --rounds N          (ROUNDS, default 3)
+#   --engines L         (ENGINES, default "bufpool wiredtiger"; bufpool
+#                       is bpbench ycsb, the others ycsb-ref --engine)
+#   --frames N          bpbench's pool (FRAMES, default 1024)
+#   --cache-bytes B     the others' cache (CACHE_BYTES, default 4194304)
+#   --out DIR           (OUT)
+#   --tables-only       run nothing: print the tables of the runs in --out
+# BPBENCH_ARGS is passed to every bpbench ycsb run as is (e.g.
+# BPBENCH_ARGS="--read-path engine"), REF_ARGS to every ycsb-ref run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-build} workloads=${WORKLOADS:-A B C} threads=${THREADS:-2 16}
+records=${RECORDS:-200000} duration=${DURATION:-10} rounds=${ROUNDS:-3}
+engines=${ENGINES:-bufpool wiredtiger} frames=${FRAMES:-1024}
+cache=${CACHE_BYTES:-4194304} out=${OUT:-} tables_only=
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tables-only) tables_only=1; shift; continue ;;
+    --build) build=$2 ;;
+    -w|--workloads) workloads=$2 ;;
+    -t|--threads) threads=$2 ;;
+    -r|--records) records=$2 ;;
+    -d|--duration) duration=$2 ;;
+    --rounds) rounds=$2 ;;
+    --engines) engines=$2 ;;
+    --frames) frames=$2 ;;
+    --cache-bytes) cache=$2 ;;
+    --out) out=$2 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "bench-outofpool.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  [ $# -ge 2 ] || { echo "bench-outofpool.sh: $1 wants a value" >&2; exit 2; }
+  shift 2
+done
+case $build in /*) ;; *) build=$here/$build ;; esac
+bb=$build/tools/bpbench/bpbench ref=$build/tools/compare/ycsb-ref
+[ -n "$tables_only" ] || [ -x "$bb" ] \
+  || { echo "bench-outofpool.sh: no $bb (bash scripts/setup.sh)" >&2; exit 1; }
+for e in $engines; do
+  if [ -z "$tables_only" ] && [ "$e" != bufpool ] && [ ! -x "$ref" ]; then
+    echo "bench-outofpool.sh: no $ref for $e (bash scripts/setup-compare.sh)" >&2
+    exit 1
+  fi
+done
+if [ -n "$tables_only" ] && [ ! -d "$out" ]; then
+  echo "bench-outofpool.sh: --tables-only needs --out DIR of an earlier run" >&2
+  exit 2
+fi
+[ -n "$out" ] || out=$(mktemp -d /tmp/bench-outofpool.XXXXXX)
+mkdir -p "$out"
+read -r -a bpargs <<< "${BPBENCH_ARGS:-}"
+read -r -a refargs <<< "${REF_ARGS:-}"
+echo "bench-outofpool: workloads $workloads, threads $threads, $records records, ${duration} s" \
+     "a run, $rounds rounds of: $engines; bufpool --frames $frames${BPBENCH_ARGS:+ $BPBENCH_ARGS}," \
+     "others --cache-bytes $cache${REF_ARGS:+ $REF_ARGS}; JSON in $out"
+
+# One run's JSON lines into FILE; a failed run leaves FILE.err and no FILE.
+run_one() { # ENGINE WORKLOAD THREADS FILE
+  local cmd
+  if [ "$1" = bufpool ]; then
+    cmd=("$bb" ycsb --json -q --no-stats-file -w "$2" -t "$3" -r "$records" -d "$duration"
+         --frames "$frames" "${bpargs[@]}")
+  else
+    cmd=("$ref" --engine "$1" --json -q -w "$2" -t "$3" -r "$records" -d "$duration"
+         --cache-bytes "$cache" "${refargs[@]}")
+  fi
+  if "${cmd[@]}" > "$4.tmp" 2> "$4.err"; then
+    mv "$4.tmp" "$4"
+    rm -f "$4.err"
+  else
+    rm -f "$4.tmp"
+    echo "  $1 $2 -t $3 failed (exit status $?); its stderr: $4.err" >&2
+    tail -5 "$4.err" >&2
+  fi
+}
+
+# The table of one cell from its files.
+cell_table() { # WORKLOAD THREADS
+  python3 - "$out" "$1" "$2" "$rounds" $engines <<'PY'
+import json, os, statistics, sys
+out, w, t, rounds, engines = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5:]
+def result(path):
+    """The result line; for bpbench also misses per op and the mean io_wait."""
+    lines = [json.loads(l) for l in open(path)]
+    res = next((d for d in lines if d.get("type") == "result"), None)
+    pool = next((d for d in lines if d.get("type") == "pool_stats"), None)
+    wait = next((d for d in lines if d.get("type") == "wait" and d["bit"] == "io_wait"), None)
+    if res and pool and wait and res["ops"]:
+        res["misses_per_op"] = pool["stats"]["counters"]["misses"] / res["ops"]
+        res["io_wait_us"] = wait["total_ns"] / wait["count"] / 1e3 if wait["count"] else 0
+    return res
+rows, med = [], {}
+for e in engines:
+    rs = []
+    for r in range(1, rounds + 1):
+        p = os.path.join(out, "%s%s-%s-%d.json" % (w, t, e, r))
+        d = result(p) if os.path.exists(p) else None
+        if d:
+            rs.append(d)
+    if not rs:
+        rows.append("  %-11s %s" % (e, "no run finished"))
+        continue
+    ops = [d["ops_per_s"] for d in rs]
+    usr = [d["cpu_user_us_per_op"] for d in rs]
+    sys_ = [d["cpu_sys_us_per_op"] for d in rs]
+    cpu = [u + s for u, s in zip(usr, sys_)]
+    med[e] = (statistics.median(ops), statistics.median(cpu))
+    rows.append("  %-11s %4d %12.0f %10.0f-%-10.0f %10.2f %8.2f %8.2f" % (
+        e, len(rs), med[e][0], min(ops), max(ops), med[e][1], statistics.median(usr),
+        statistics.median(sys_)))
+    if all("misses_per_op" in d for d in rs):  # bpbench: the pool's misses, each run
+        rows.append("  %-11s misses/op %s, io_wait us per wait %s (by round)" % (
+            "", " ".join("%.3f" % d["misses_per_op"] for d in rs),
+            " ".join("%.1f" % d["io_wait_us"] for d in rs)))
+print("YCSB-%s, %s threads (medians of %d rounds)" % (w, t, rounds))
+print("  %-11s %4s %12s %21s %10s %8s %8s" % ("engine", "runs", "ops/s", "min-max ops/s",
+                                              "cpu us/op", "user", "sys"))
+print("\n".join(rows))
+if "bufpool" in med and "wiredtiger" in med:
+    b, wt = med["bufpool"], med["wiredtiger"]
+    ok = b[0] >= wt[0] and b[1] <= wt[1]
+    print("  bufpool/wiredtiger: %.2fx ops/s, %.2fx cpu per op: %s" % (
+        b[0] / wt[0], b[1] / wt[1] if wt[1] else float("nan"),
+        "matches (ops/s >=, cpu/op <=)" if ok else "does NOT match"))
+PY
+}
+
+for w in $workloads; do
+  for t in $threads; do
+    for r in $(seq 1 "$rounds"); do
+      for e in $engines; do
+        [ -n "$tables_only" ] || run_one "$e" "$w" "$t" "$out/$w$t-$e-$r.json"
+      done
+    done
+    cell_table "$w" "$t"
+  done
+done
