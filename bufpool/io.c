@@ -635,7 +635,8 @@ static int read_inline(struct bp_pool *p, struct bp_file *file, unsigned mode,
 	return errno;
 }
 
-void bp_io_read(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
+/* bp_io_read's body. */
+static void read_page(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 {
 	struct bp_io_req *r = &f->io;
 	init_req(r, f, BP_IO_READ, tag);
@@ -666,6 +667,19 @@ void bp_io_read(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 		}
 	}
 	submit(p, r, true);
+}
+
+void bp_io_read(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
+{
+	/* Not a cancellation point, as fwait's waits are not (fwait.h,
+	 * "Cancellation"): preadv2 is one, and a cancel acting there would
+	 * unwind the caller with the frame LOCKED and never completed, every
+	 * later getter of the page asleep on it for ever.  A pending cancel
+	 * acts at the caller's next cancellation point. */
+	int cancel_state;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
+	read_page(p, f, tag);
+	pthread_setcancelstate(cancel_state, NULL);
 }
 
 /* The reads of bp_io_submit_reads gathered into runs: run heads for the

@@ -195,9 +195,17 @@ void bp_uring_submit(struct bp_uring *u, struct bp_io_req *const *rs, unsigned n
 	u->kicked = true;
 	pthread_mutex_unlock(&u->lock);
 	if (ring) {
+		/* write is a cancellation point: a cancel acting there would
+		 * leave kicked set and the doorbell silent, so no later
+		 * submitter would ring it and the reaper would sleep with
+		 * requests pending.  A pending cancel acts at the caller's
+		 * next cancellation point. */
+		int cancel_state;
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 		uint64_t one = 1;
 		while (write(u->efd, &one, sizeof(one)) < 0 && errno == EINTR)
 			;
+		pthread_setcancelstate(cancel_state, NULL);
 	}
 }
 

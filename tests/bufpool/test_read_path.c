@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -307,6 +308,115 @@ START_TEST(concurrent_misses_share_one_inline_read)
 }
 END_TEST
 
+/* A thread with a cancel pending (deferred) calls bp_get: the miss's read,
+ * inline or by the engine, is no cancellation point (preadv2 and the
+ * ring's doorbell write would be ones), so bp_get returns, the page is up
+ * to date and unlocked, and the cancel acts at the thread's next
+ * cancellation point.  Had it acted inside the read, the frame would stay
+ * LOCKED for ever and every later getter of the page would sleep on it. */
+struct cancelled {
+	struct bp_pool *pool;
+	_Atomic bool go, returned;
+	int rc;
+};
+
+static void *cancelled_fn(void *arg)
+{
+	struct cancelled *c = arg;
+	while (!atomic_load(&c->go)) /* no cancellation point */
+		sched_yield();
+	struct bp_frame *f;
+	c->rc = bp_get(c->pool, 9, 0, &f);
+	if (c->rc == 0)
+		bp_release(c->pool, f);
+	atomic_store(&c->returned, true);
+	pthread_testcancel();
+	return NULL;
+}
+
+static void cancel_during_get(unsigned read_path, unsigned engine)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config cfg = bt_config(&dir, 64, false);
+	cfg.read_path = read_path;
+	cfg.io_engine = engine;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &cfg), 0);
+	struct cancelled c = { .pool = p, .rc = -1 };
+	pthread_t tid;
+	ck_assert_int_eq(pthread_create(&tid, NULL, cancelled_fn, &c), 0);
+	ck_assert_int_eq(pthread_cancel(tid), 0);
+	atomic_store(&c.go, true);
+	void *ret;
+	ck_assert_int_eq(pthread_join(tid, &ret), 0);
+	ck_assert_ptr_eq(ret, PTHREAD_CANCELED);
+	ck_assert_msg(atomic_load(&c.returned), "the cancel acted inside bp_get");
+	ck_assert_int_eq(c.rc, 0);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_eq(s.frames_locked, 0);
+	ck_assert_uint_eq(s.reads, 1);
+	struct bp_frame *f;
+	ck_assert_int_eq(bp_get(p, 9, 0, &f), 0);
+	ck_assert(bt_check(bp_data(f), bp_page_size(p), 9, 1));
+	ck_assert_int_eq(bp_release(p, f), 0);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+
+START_TEST(a_cancel_waits_for_an_inline_read)
+{
+	cancel_during_get(BP_READ_AUTO, BP_IO_ENGINE_AUTO);
+}
+END_TEST
+
+START_TEST(a_cancel_waits_for_an_engine_read)
+{
+	cancel_during_get(BP_READ_ENGINE, BP_IO_ENGINE_THREADS);
+}
+END_TEST
+
+/* The same on the io_uring engine, through its doorbell: both frames of
+ * the pool are dirty, so the cancelled thread's miss starts a write-back
+ * (queued on the ring, the doorbell rung: a write(2), a cancellation
+ * point) and waits for it.  Had the cancel acted at the doorbell, the
+ * ring's reaper would never hear of the write, and the write-back (and
+ * the close's flush) would wait for ever. */
+START_TEST(a_cancel_waits_for_the_rings_doorbell)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config cfg = bt_config(&dir, 2, false);
+	cfg.io_engine = BP_IO_ENGINE_URING;
+	struct bp_pool *p;
+	int rc = bp_open(&p, &cfg);
+	if (rc == -EOPNOTSUPP)
+		return; /* no io_uring here: nothing to test */
+	ck_assert_int_eq(rc, 0);
+	for (uint64_t i = 0; i < 2; i++) {
+		struct bp_frame *f;
+		ck_assert_int_eq(bp_get(p, i, 0, &f), 0);
+		bp_latch(p, f, BP_LATCH_EXCLUSIVE);
+		bt_fill(bp_data(f), bp_page_size(p), i, 2);
+		bp_unlatch(p, f, BP_LATCH_EXCLUSIVE);
+		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		ck_assert_int_eq(bp_release(p, f), 0);
+	}
+	struct cancelled c = { .pool = p, .rc = -1 };
+	pthread_t tid;
+	ck_assert_int_eq(pthread_create(&tid, NULL, cancelled_fn, &c), 0);
+	ck_assert_int_eq(pthread_cancel(tid), 0);
+	atomic_store(&c.go, true);
+	void *ret;
+	ck_assert_int_eq(pthread_join(tid, &ret), 0);
+	ck_assert_ptr_eq(ret, PTHREAD_CANCELED);
+	ck_assert_msg(atomic_load(&c.returned), "the cancel acted inside bp_get");
+	ck_assert_int_eq(c.rc, 0);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
+	ck_assert_uint_ge(s.dirty_evictions, 1);
+	ck_assert_int_eq(bp_close(p), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("bufpool read path");
@@ -322,6 +432,9 @@ static Suite *suite(void)
 	tcase_add_test(tc, injected_fault_is_applied_by_the_engine);
 	tcase_add_test(tc, inline_read_verifies_the_checksum);
 	tcase_add_test(tc, concurrent_misses_share_one_inline_read);
+	tcase_add_test(tc, a_cancel_waits_for_an_inline_read);
+	tcase_add_test(tc, a_cancel_waits_for_an_engine_read);
+	tcase_add_test(tc, a_cancel_waits_for_the_rings_doorbell);
 	suite_add_tcase(s, tc);
 	return s;
 }
