@@ -48,7 +48,7 @@ static int run_init(struct ycsb_run *R)
 		free(R->w);
 		return -ENOMEM;
 	}
-	ycsb_crew_setup(R);
+	ycsb_run_setup(R);
 	return 0;
 }
 

@@ -162,7 +162,8 @@ int ycsb_crew_phase(struct ycsb_crew *c, const char *name, bool load, double *se
 		struct ycsb_hand *h = ycsb_crew_hand(c, i);
 		pthread_join(h->thread, NULL);
 		if (h->rc && !rc) {
-			fprintf(stderr, "%s%s: %s failed: %s\n", c->fail_lead, c->prog, name, h->err);
+			fprintf(stderr, "%s%s: %s failed: %s\n", c->fail_lead, c->prog, name,
+				h->err);
 			rc = h->rc;
 		}
 	}

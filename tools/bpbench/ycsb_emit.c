@@ -94,8 +94,10 @@ void ycsb_emit_latency_table(struct emitter *h, struct emitter *j,
 struct ycsb_cost ycsb_cost_of(struct cpu_usage u0, struct cpu_usage u1, uint64_t ops)
 {
 	double n = ops ? (double)ops : 1;
-	return (struct ycsb_cost){(u1.user_s - u0.user_s) * 1e6 / n, (u1.sys_s - u0.sys_s) * 1e6 / n,
-				  (double)(u1.vcsw - u0.vcsw) / n, (double)(u1.ivcsw - u0.ivcsw) / n};
+	return (struct ycsb_cost){(u1.user_s - u0.user_s) * 1e6 / n,
+				  (u1.sys_s - u0.sys_s) * 1e6 / n,
+				  (double)(u1.vcsw - u0.vcsw) / n,
+				  (double)(u1.ivcsw - u0.ivcsw) / n};
 }
 
 void ycsb_json_cost(struct emitter *j, const struct ycsb_cost *c)

@@ -136,7 +136,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o);
 extern volatile sig_atomic_t ycsb_interrupted; /* SIGINT or SIGTERM seen */
 void ycsb_catch_signals(void);
 /* Set up R->crew on R->w (its hooks are ycsb_run.c's). */
-void ycsb_crew_setup(struct ycsb_run *R);
+void ycsb_run_setup(struct ycsb_run *R);
 /* Start the workers for a phase and watch them until they finish: 0 or
  * the first worker's error (reported on stderr). */
 int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds);

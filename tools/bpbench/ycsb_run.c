@@ -82,7 +82,8 @@ static int op_read(struct ycsb_worker *w, uint64_t recno)
 	if (rc)
 		return ycsb_hand_fail(&w->h, rc, "get", recno);
 	if (ycsb_value_decode(buf, R->o.value_size, key, &ver) != 0 || ver < before)
-		return ycsb_hand_fail(&w->h, -EBADMSG, "read-back (wrong value or old version)", recno);
+		return ycsb_hand_fail(&w->h, -EBADMSG, "read-back (wrong value or old version)",
+				      recno);
 	return 0;
 }
 
@@ -157,8 +158,8 @@ static int do_op(struct ycsb_hand *h, enum ycsb_op op)
 	case OP_SCAN: {
 		recno = key_choose(R->o.dist, &w->h.zipf, &w->h.rng, n);
 		struct scan_arg s = {.vs = R->o.value_size};
-		int rc = kv_scan(ycsb_store(R, key_of(recno)), key_of(recno), 1 + rng_below(&w->h.rng, R->o.scan_max),
-				 scan_visit, &s);
+		int rc = kv_scan(ycsb_store(R, key_of(recno)), key_of(recno),
+				 1 + rng_below(&w->h.rng, R->o.scan_max), scan_visit, &s);
 		if (rc < 0 || s.bad)
 			return ycsb_hand_fail(&w->h, rc < 0 ? rc : -EBADMSG, "scan", recno);
 		return 0;
@@ -208,7 +209,7 @@ static bool tick(void *arg, uint64_t ops)
 	return ycsb_interrupted;
 }
 
-void ycsb_crew_setup(struct ycsb_run *R)
+void ycsb_run_setup(struct ycsb_run *R)
 {
 	R->crew = (struct ycsb_crew){
 		.prog = "bpbench", .fail_lead = "\n", .mix = R->o.mix, .threads = R->o.threads,
