@@ -122,8 +122,11 @@ run_one() { # ENGINE WORKLOAD THREADS FILE
   local cmd pathargs
   if pathargs=$(bufpool_args "$1"); then
     read -r -a pathargs <<< "$pathargs${direct:+ --direct}"
-    cmd=("$bb" ycsb --json -q --no-stats-file -w "$2" -t "$3" -r "$records" -d "$duration"
-         --frames "$frames" "${pathargs[@]}" "${bpargs[@]}")
+    # env -u: an inherited BP_READ_PATH=engine (tests/meson.build's threads
+    # setup) would turn --read-path auto into engine, and bufpool into
+    # bufpool-threads or -uring under its own name
+    cmd=(env -u BP_READ_PATH "$bb" ycsb --json -q --no-stats-file -w "$2" -t "$3"
+         -r "$records" -d "$duration" --frames "$frames" "${pathargs[@]}" "${bpargs[@]}")
   else
     cmd=("$ref" --engine "$1" --json -q -w "$2" -t "$3" -r "$records" -d "$duration"
          --cache-bytes "$cache" "${refargs[@]}")
