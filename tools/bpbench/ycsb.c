@@ -31,12 +31,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "toolutil.h"
 
-/* Allocations, locks, the workers' generators. */
+/* Allocations, the workers (their lock, their generators). */
 static int run_init(struct ycsb_run *R)
 {
 	bool mixes_insert = R->o.mix->p[OP_INSERT] > 0;
@@ -49,25 +48,13 @@ static int run_init(struct ycsb_run *R)
 		free(R->w);
 		return -ENOMEM;
 	}
-	pthread_mutex_init(&R->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* util_now_ns's clock */
-	pthread_cond_init(&R->done_cv, &ca);
-	pthread_condattr_destroy(&ca);
-	zipf_init(&R->w[0].zipf, R->o.records, R->o.theta); /* O(records): once */
-	for (unsigned i = 0; i < R->o.threads; i++) {
-		R->w[i].run = R;
-		R->w[i].rng = rng_seeded(R->o.seed, i);
-		R->w[i].zipf = R->w[0].zipf;
-	}
+	ycsb_run_setup(R);
 	return 0;
 }
 
 static void run_fini(struct ycsb_run *R)
 {
-	pthread_cond_destroy(&R->done_cv);
-	pthread_mutex_destroy(&R->lock);
+	ycsb_crew_fini(&R->crew);
 	free(R->versions);
 	free(R->w);
 }
@@ -205,7 +192,7 @@ static int load_and_run(struct ycsb_run *R)
 	struct ycsb_measure run = {.u0 = cpu_usage_now()};
 	rc = ycsb_run_phase(R, PHASE_RUN, &run.secs);
 	run.u1 = cpu_usage_now();
-	run.ops = ycsb_ops_done(R);
+	run.ops = ycsb_crew_done(&R->crew);
 	ycsb_report_run(R, run.secs, run.u0, run.u1);
 	if (rc == 0 && ycsb_interrupted)
 		emitter_table_printf(&R->out, "interrupted\n");
@@ -252,15 +239,8 @@ int bpbench_ycsb_main(int argc, char **argv)
 		status = 1;
 	if (!R.o.file && !R.o.keep)
 		remove_store(file, R.o.files);
-	rc = emitter_finish(&R.out);
-	if (rc == 0 && R.o.json)
-		rc = emitter_finish(&R.json);
-	if (rc == 0 && fflush(stdout) != 0)
-		rc = -EIO;
-	if (rc) {
-		fprintf(stderr, YCSB_PROG ": writing the report: %s\n", strerror(-rc));
+	if (ycsb_emit_finish(YCSB_PROG, &R.out, &R.json, R.o.json) != 0)
 		status = 1;
-	}
 out:
 	run_fini(&R);
 	return status;

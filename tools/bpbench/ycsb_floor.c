@@ -44,15 +44,15 @@ int ycsb_floor(struct ycsb_run *R, const struct ycsb_measure *pool)
 	double copy_s = (double)(util_now_ns() - t0) / 1e9;
 	if (rc == 0) {
 		for (unsigned i = 0; i < R->o.threads; i++) { /* the run's keys again */
-			R->w[i].rng = rng_seeded(R->o.seed, i);
-			memset(R->w[i].hist, 0, sizeof(R->w[i].hist));
+			R->w[i].h.rng = rng_seeded(R->o.seed, i);
+			memset(R->w[i].h.hist, 0, sizeof(R->w[i].h.hist));
 		}
 		/* a timed run ended by setting stop; the workers are joined */
-		atomic_store_explicit(&R->stop, false, memory_order_relaxed);
+		atomic_store_explicit(&R->crew.stop, false, memory_order_relaxed);
 		struct ycsb_measure floor = {.u0 = cpu_usage_now()};
 		rc = ycsb_run_phase(R, PHASE_FLOOR, &floor.secs);
 		floor.u1 = cpu_usage_now();
-		floor.ops = ycsb_ops_done(R);
+		floor.ops = ycsb_crew_done(&R->crew);
 		if (rc == 0)
 			ycsb_report_floor(R, pages, bytes, copy_s, pool, &floor);
 		if (rc == 0 && (pool->ops == 0 || floor.ops == 0)) {

@@ -9,8 +9,8 @@
  *   ycsb.c         bpbench_ycsb_main: open the store, load, run, report,
  *                  verify, close, in that order;
  *   ycsb_opts.c    the workloads A-F, the options and the usage text;
- *   ycsb_run.c     the value codec, the operations, the workers and the
- *                  monitor (progress, the stats file, the clock, signals);
+ *   ycsb_run.c     the operations on the store and what the monitor adds
+ *                  (progress, the stats file, signals);
  *   ycsb_report.c  the configuration, load and run reports;
  *   ycsb_verify.c  --verify: every record read back, the tree checked;
  *   ycsb_floor.c   --no-pool: the run again on the tree copied to plain
@@ -29,14 +29,17 @@
  * row, the writes' latency, which includes their commit.  Without it the
  * output and the measured path are what they were.
  *
+ * What bpbench ycsb shares with ycsb-ref (tools/compare) is in ycsb_common
+ * (tools/bpbench/meson.build): the mix table, the op choice and the value
+ * codec (ycsb_stream.h), the workers' loops and the phase clock
+ * (ycsb_crew.h), the report lines both print (ycsb_emit.h).
+ *
  * Threads and shared state (struct ycsb_run): see ycsb_run.c.
  */
 #ifndef TOOLS_BPBENCH_YCSB_INT_H
 #define TOOLS_BPBENCH_YCSB_INT_H
 
-#include <pthread.h>
 #include <signal.h>
-#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -49,18 +52,11 @@
 #include "kv_mem.h"
 #include "statsfile.h"
 #include "util/emitter.h"
+#include "ycsb_crew.h"
+#include "ycsb_emit.h"
+#include "ycsb_stream.h"
 
 #define YCSB_PROG "bpbench ycsb"
-
-enum ycsb_op { OP_READ, OP_UPDATE, OP_INSERT, OP_SCAN, OP_RMW, OP_COUNT };
-extern const char *const ycsb_op_names[OP_COUNT];
-extern const char *const ycsb_dist_names[3]; /* by enum key_dist */
-
-struct ycsb_mix {
-	char name;
-	double p[OP_COUNT];
-	enum key_dist dist;
-};
 
 struct ycsb_opts {
 	const struct ycsb_mix *mix;
@@ -82,15 +78,8 @@ struct ycsb_opts {
 
 struct ycsb_run;
 struct ycsb_worker {
-	alignas(64) _Atomic uint64_t done; /* ops finished; relaxed, read by the monitor */
+	struct ycsb_hand h; /* first: the crew's part (ycsb_crew.h) */
 	struct ycsb_run *run;
-	pthread_t thread;
-	uint64_t quota; /* ops to do (op-count mode) */
-	struct rng rng;
-	struct zipf zipf;
-	int rc;
-	char err[200];
-	struct util_hist hist[OP_COUNT];
 };
 
 /* PHASE_FLOOR: the run's reads on the copies in mem[] (--no-pool). */
@@ -109,12 +98,8 @@ struct ycsb_run {
 	enum ycsb_phase phase;
 	_Atomic uint32_t *versions;
 	uint64_t capacity;            /* records that fit in versions[] */
-	_Atomic uint64_t insert_next;
 	_Atomic uint64_t acked;
-	_Atomic bool stop;
-	pthread_mutex_t lock;
-	pthread_cond_t done_cv;       /* running reached 0 */
-	unsigned running;             /* guarded by lock */
+	struct ycsb_crew crew;        /* the workers w[], insert_next, stop */
 	struct ycsb_worker *w;
 	FILE *human;                  /* report: stdout, or stderr with --json */
 	struct emitter out;           /* table emitter on human */
@@ -150,13 +135,11 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o);
 /* ycsb_run.c */
 extern volatile sig_atomic_t ycsb_interrupted; /* SIGINT or SIGTERM seen */
 void ycsb_catch_signals(void);
-/* 0 if v is a well-formed value of key; its version in *ver. */
-int ycsb_value_decode(const uint8_t *v, uint32_t vs, uint64_t key, uint64_t *ver);
+/* Set up R->crew on R->w (its hooks are ycsb_run.c's). */
+void ycsb_run_setup(struct ycsb_run *R);
 /* Start the workers for a phase and watch them until they finish: 0 or
  * the first worker's error (reported on stderr). */
 int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds);
-/* Operations the workers of the last phase finished. */
-uint64_t ycsb_ops_done(const struct ycsb_run *R);
 
 /* ycsb_report.c */
 /* Resident accesses (pinned hits and optimistic reads) over all. */
@@ -165,9 +148,11 @@ static inline double ycsb_hit_ratio(const struct bp_stats *s)
 	uint64_t resident = s->hits + s->optimistic_reads, all = resident + s->misses;
 	return all ? (double)resident / (double)all : 0.0;
 }
-/* Open a JSON line {"type":type,...} on R->json; close it with
- * emitter_dict_end(&R->json).  Only with --json. */
-void ycsb_json_begin(struct ycsb_run *R, const char *type);
+/* R->json with --json, else NULL (ycsb_emit.h's j). */
+static inline struct emitter *ycsb_json(struct ycsb_run *R)
+{
+	return R->o.json ? &R->json : NULL;
+}
 void ycsb_report_config(struct ycsb_run *R, const char *file);
 void ycsb_report_load(struct ycsb_run *R, double secs);
 void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struct cpu_usage u1);

@@ -21,22 +21,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "bench_opt.h"
 #include "util/opt.h"
-
-const char *const ycsb_op_names[OP_COUNT] = {"read", "update", "insert", "scan", "rmw"};
-const char *const ycsb_dist_names[3] = {"zipfian", "uniform", "latest"};
-
-static const struct ycsb_mix mixes[] = {
-	{'A', {0.50, 0.50, 0, 0, 0}, DIST_ZIPFIAN},
-	{'B', {0.95, 0.05, 0, 0, 0}, DIST_ZIPFIAN},
-	{'C', {1.00, 0, 0, 0, 0}, DIST_ZIPFIAN},
-	{'D', {0.95, 0, 0.05, 0, 0}, DIST_LATEST},
-	{'E', {0, 0, 0.05, 0.95, 0}, DIST_ZIPFIAN},
-	{'F', {0.50, 0, 0, 0, 0.50}, DIST_ZIPFIAN},
-};
 
 static void ycsb_usage(FILE *f)
 {
@@ -144,7 +131,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		{"no-pool", 0, 0, O_NOPOOL}, {"io-engine", 1, 0, O_ENGINE},
 		{"read-path", 1, 0, O_READPATH}, {"direct", 0, 0, O_DIRECT},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-	*o = (struct ycsb_opts){.mix = &mixes[0], .dist = mixes[0].dist, .threads = 16,
+	*o = (struct ycsb_opts){.mix = ycsb_mix_default(), .dist = DIST_ZIPFIAN, .threads = 16,
 				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
 				.scan_max = 100, .frames = 1024, .page_size = 4096,
 				.value_size = KV_VALUE_SIZE_DEFAULT, .seed = 1, .files = 1};
@@ -155,11 +142,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		const char *bad = NULL;
 		switch (c) {
 		case 'w':
-			o->mix = NULL;
-			for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++)
-				if (optarg[0] && !optarg[1] && (optarg[0] & ~0x20) == mixes[i].name)
-					o->mix = &mixes[i];
-			if (!o->mix)
+			if (!(o->mix = ycsb_mix_named(optarg)))
 				bad = "--workload must be one of A-F";
 			break;
 		case 't': case 'r': case 'o': case 'd': case O_THETA: case O_SCAN:
@@ -170,13 +153,9 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 			ckpt_set |= c == O_CKPT;
 			break;
 		case O_DIST:
-			bad = "--dist must be zipfian, uniform or latest";
-			for (int i = 0; i < 3; i++)
-				if (strcmp(optarg, ycsb_dist_names[i]) == 0) {
-					o->dist = (enum key_dist)i;
-					dist_set = true;
-					bad = NULL;
-				}
+			if (ycsb_dist_named(optarg, 3, &o->dist) != 0)
+				bad = "--dist must be zipfian, uniform or latest";
+			dist_set |= !bad;
 			break;
 		case O_POLICY:
 			if (fwait_policy_parse(optarg, &o->policy) != 0)

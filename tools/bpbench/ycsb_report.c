@@ -35,12 +35,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-void ycsb_json_begin(struct ycsb_run *R, const char *type)
-{
-	emitter_dict_begin(&R->json, NULL);
-	emitter_kv_str(&R->json, "type", type);
-}
-
 /* bp_stats_print's table through the human emitter (arg). */
 static int table_write(void *arg, const char *text)
 {
@@ -80,15 +74,8 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 {
 	const struct ycsb_opts *o = &R->o;
 	struct emitter *h = &R->out, *j = &R->json;
-	emitter_table_printf(h, "bpbench ycsb: workload %c, %s", o->mix->name,
-			     ycsb_dist_names[o->dist]);
-	if (o->dist != DIST_UNIFORM)
-		emitter_table_printf(h, " %.2f", o->theta);
-	emitter_table_printf(h, ", %u threads, %" PRIu64 " records, ", o->threads, o->records);
-	if (o->ops)
-		emitter_table_printf(h, "%" PRIu64 " ops\n", o->ops);
-	else
-		emitter_table_printf(h, "%.1f s\n", o->duration_s);
+	ycsb_emit_title(h, YCSB_PROG, o->mix, o->dist, o->theta, o->threads, o->records, o->ops,
+			o->duration_s);
 	emitter_table_printf(h, "  pool %u frames x %u B (%.1f MiB), value %u B, policy %s, "
 			     "latency %u us, %s, file %s\n", o->frames, o->page_size,
 			     (double)o->frames * o->page_size / 1048576.0, o->value_size,
@@ -114,15 +101,9 @@ void ycsb_report_config(struct ycsb_run *R, const char *file)
 				     "(the floor)\n");
 	if (!o->json)
 		return;
-	char workload[2] = {o->mix->name, '\0'};
-	ycsb_json_begin(R, "config");
-	emitter_kv_str(j, "workload", workload);
-	emitter_kv_u64(j, "threads", o->threads);
-	emitter_kv_u64(j, "records", o->records);
-	emitter_kv_u64(j, "ops", o->ops);
-	emitter_kv_double(j, "duration_s", o->duration_s, 1);
-	emitter_kv_str(j, "dist", ycsb_dist_names[o->dist]);
-	emitter_kv_double(j, "theta", o->theta, 3);
+	ycsb_json_begin(j, "config");
+	ycsb_json_workload(j, o->mix, o->dist, o->theta, o->threads, o->records, o->ops,
+			   o->duration_s);
 	emitter_kv_u64(j, "frames", o->frames);
 	emitter_kv_u64(j, "page_size", o->page_size);
 	emitter_kv_u64(j, "value_size", o->value_size);
@@ -167,7 +148,7 @@ static void report_log(struct ycsb_run *R, const char *phase, double secs)
 	if (!R->o.json)
 		return;
 	struct emitter *j = &R->json;
-	ycsb_json_begin(R, "log");
+	ycsb_json_begin(&R->json, "log");
 	emitter_kv_str(j, "phase", phase);
 	emitter_kv_u64(j, "commits", commits);
 	emitter_kv_u64(j, "fsyncs", fsyncs);
@@ -185,39 +166,9 @@ static void report_log(struct ycsb_run *R, const char *phase, double secs)
 
 void ycsb_report_load(struct ycsb_run *R, double secs)
 {
-	uint64_t n = R->o.records;
-	emitter_table_printf(&R->out, "load: %" PRIu64 " records in %.2f s (%.0f inserts/s)\n",
-			     n, secs, (double)n / secs);
-	if (R->o.json) {
-		ycsb_json_begin(R, "load");
-		emitter_kv_u64(&R->json, "records", n);
-		emitter_kv_double(&R->json, "seconds", secs, 3);
-		emitter_kv_double(&R->json, "ops_per_s", (double)n / secs, 1);
-		emitter_dict_end(&R->json);
-	}
+	ycsb_emit_load(&R->out, ycsb_json(R), R->o.records, secs);
 	if (R->o.durable)
 		report_log(R, "load", secs);
-}
-
-static void report_latency(struct ycsb_run *R, const char *name, const struct util_hist *h)
-{
-	double mean = h->count ? (double)h->sum_ns / (double)h->count : 0;
-	uint64_t p50 = util_hist_quantile(h, 0.5), p99 = util_hist_quantile(h, 0.99),
-		 p999 = util_hist_quantile(h, 0.999);
-	emitter_table_printf(&R->out, "  %-8s %11" PRIu64 " %9.1f %9.1f %9.1f %9.1f %9.1f\n",
-			     name, h->count, mean / 1e3, p50 / 1e3, p99 / 1e3, p999 / 1e3,
-			     h->max_ns / 1e3);
-	if (!R->o.json)
-		return;
-	ycsb_json_begin(R, "latency");
-	emitter_kv_str(&R->json, "op", name);
-	emitter_kv_u64(&R->json, "count", h->count);
-	emitter_kv_double(&R->json, "mean_ns", mean, 0);
-	emitter_kv_u64(&R->json, "p50_ns", p50);
-	emitter_kv_u64(&R->json, "p99_ns", p99);
-	emitter_kv_u64(&R->json, "p999_ns", p999);
-	emitter_kv_u64(&R->json, "max_ns", h->max_ns);
-	emitter_dict_end(&R->json);
 }
 
 static void report_wait(struct ycsb_run *R, const char *name, const char *json_name,
@@ -230,7 +181,7 @@ static void report_wait(struct ycsb_run *R, const char *name, const char *json_n
 			     w->max_ns / 1e3);
 	if (!R->o.json)
 		return;
-	ycsb_json_begin(R, "wait");
+	ycsb_json_begin(&R->json, "wait");
 	emitter_kv_str(&R->json, "bit", json_name);
 	emitter_kv_u64(&R->json, "count", w->count);
 	emitter_kv_double(&R->json, "per_kop", per_kop, 4);
@@ -247,7 +198,7 @@ static void report_pool_json(struct ycsb_run *R, const struct bp_stats *s)
 	if (rc == 0 && b.len && b.s[b.len - 1] == '\n')
 		b.s[--b.len] = '\0';
 	if (rc == 0 && b.len) {
-		ycsb_json_begin(R, "pool_stats");
+		ycsb_json_begin(&R->json, "pool_stats");
 		emitter_kv_raw(&R->json, "stats", b.s);
 		emitter_dict_end(&R->json);
 	} else {
@@ -296,21 +247,18 @@ static void report_misses(struct ycsb_run *R, const struct bp_stats *s, uint64_t
 }
 
 static void report_result_json(struct ycsb_run *R, const struct bp_stats *s, uint64_t ops,
-			       double secs, double rate, const double cost[4])
+			       double secs, double rate, const struct ycsb_cost *cost)
 {
 	struct miss_figures m = miss_figures(s, ops);
 	struct emitter *j = &R->json;
 	char workload[2] = {R->o.mix->name, '\0'};
-	ycsb_json_begin(R, "result");
+	ycsb_json_begin(&R->json, "result");
 	emitter_kv_str(j, "workload", workload);
 	emitter_kv_u64(j, "ops", ops);
 	emitter_kv_double(j, "seconds", secs, 3);
 	emitter_kv_double(j, "ops_per_s", rate, 1);
 	emitter_kv_double(j, "hit_ratio", ycsb_hit_ratio(s), 4);
-	emitter_kv_double(j, "cpu_user_us_per_op", cost[0], 3);
-	emitter_kv_double(j, "cpu_sys_us_per_op", cost[1], 3);
-	emitter_kv_double(j, "vcsw_per_op", cost[2], 4);
-	emitter_kv_double(j, "ivcsw_per_op", cost[3], 4);
+	ycsb_json_cost(j, cost);
 	emitter_kv_u64(j, "spurious_wakeups", s->fwait.spurious_wakeups);
 	emitter_kv_u64(j, "fwait_sleeps", s->fwait.waits);
 	emitter_kv_u64(j, "fwait_wakeups", s->fwait.wakeups);
@@ -329,38 +277,27 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 	struct util_hist all = {0}, per[OP_COUNT] = {{0}};
 	struct bp_stats s;
 	bp_stats_get(R->pool, &s);
-	for (unsigned i = 0; i < R->o.threads; i++)
-		for (int op = 0; op < OP_COUNT; op++) {
-			util_hist_merge(&per[op], &R->w[i].hist[op]);
-			util_hist_merge(&all, &R->w[i].hist[op]);
-		}
+	ycsb_crew_latency(&R->crew, per, &all);
 	uint64_t ops = all.count;
-	double dops = ops ? (double)ops : 1, rate = secs > 0 ? (double)ops / secs : 0;
-	/* user, sys us per op; voluntary, involuntary switches per op */
-	double cost[4] = {(u1.user_s - u0.user_s) * 1e6 / dops, (u1.sys_s - u0.sys_s) * 1e6 / dops,
-			  (double)(u1.vcsw - u0.vcsw) / dops, (double)(u1.ivcsw - u0.ivcsw) / dops};
+	double rate = secs > 0 ? (double)ops / secs : 0;
+	struct ycsb_cost cost = ycsb_cost_of(u0, u1, ops);
 	struct emitter *h = &R->out;
 	emitter_table_printf(h, "run:  %" PRIu64 " ops in %.2f s: %.0f ops/s, hit ratio %.2f%%\n",
 			     ops, secs, rate, 100 * ycsb_hit_ratio(&s));
 	if (R->o.durable)
 		report_log(R, "run", secs);
-	emitter_table_printf(h, "latency (us)    count      mean       p50       p99      p999"
-			     "       max\n");
-	for (int op = 0; op < OP_COUNT; op++)
-		if (per[op].count)
-			report_latency(R, ycsb_op_names[op], &per[op]);
-	report_latency(R, "all", &all);
+	ycsb_emit_latency_table(h, ycsb_json(R), per, &all);
 	if (R->o.durable) { /* the writes, which include their commit (see above) */
 		struct util_hist commit = {0};
 		util_hist_merge(&commit, &per[OP_UPDATE]);
 		util_hist_merge(&commit, &per[OP_INSERT]);
 		util_hist_merge(&commit, &per[OP_RMW]);
-		report_latency(R, "commit", &commit);
+		ycsb_emit_latency(h, ycsb_json(R), "commit", &commit);
 		emitter_table_printf(h, "  (commit: the update, insert and rmw rows together; each "
 				     "returned once durable)\n");
 	}
 	emitter_table_printf(h, "cpu per op: user %.2f us, sys %.2f us (whole process, incl. I/O "
-			     "threads)\n", cost[0], cost[1]);
+			     "threads)\n", cost.user_us, cost.sys_us);
 	report_misses(R, &s, ops);
 	emitter_table_printf(h, "contention                         waits  per 1k ops    avg us"
 			     "     max us\n");
@@ -373,10 +310,9 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 			     " spurious wakeups, %" PRIu64 " handoffs, max bucket depth %u\n",
 			     s.fwait.waits, s.fwait.wakeups, s.fwait.spurious_wakeups,
 			     s.fwait.handoffs, s.fwait.max_bucket_depth);
-	emitter_table_printf(h, "  context switches per op: %.3f voluntary, %.3f involuntary\n",
-			     cost[2], cost[3]);
+	ycsb_emit_switches(h, &cost);
 	if (R->o.json) {
-		report_result_json(R, &s, ops, secs, rate, cost);
+		report_result_json(R, &s, ops, secs, rate, &cost);
 		report_pool_json(R, &s);
 	}
 	emitter_table_printf(h, "pool statistics (run phase):\n");
@@ -422,7 +358,7 @@ void ycsb_report_floor(struct ycsb_run *R, uint64_t pages, uint64_t bytes, doubl
 	if (!R->o.json)
 		return;
 	struct emitter *j = &R->json;
-	ycsb_json_begin(R, "floor");
+	ycsb_json_begin(&R->json, "floor");
 	emitter_kv_u64(j, "pages", pages);
 	emitter_kv_u64(j, "bytes", bytes);
 	emitter_kv_double(j, "copy_s", copy_s, 3);

@@ -56,7 +56,7 @@ static void report_verify(struct ycsb_run *R, bool ok, uint64_t written,
 	if (!R->o.json)
 		return;
 	struct emitter *j = &R->json;
-	ycsb_json_begin(R, "verify");
+	ycsb_json_begin(&R->json, "verify");
 	emitter_kv_bool(j, "ok", ok);
 	emitter_kv_u64(j, "records", written);
 	emitter_kv_u64(j, "bad", v->bad);
@@ -72,7 +72,7 @@ int ycsb_verify(struct ycsb_run *R)
 	struct kv_check_info ci;
 	/* the workers are joined: every atomic below can be relaxed */
 	struct verify_scan v = {.R = R,
-		.end = atomic_load_explicit(&R->insert_next, memory_order_relaxed)};
+		.end = atomic_load_explicit(&R->crew.insert_next, memory_order_relaxed)};
 	uint64_t written = 0;
 	if (v.end > R->capacity)
 		v.end = R->capacity;

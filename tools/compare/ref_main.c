@@ -106,15 +106,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, REF_PROG ": closing %s: %s\n", e->name, strerror(-rc));
 		status = 1;
 	}
-	rc = emitter_finish(&R.out);
-	if (rc == 0 && R.o.json)
-		rc = emitter_finish(&R.json);
-	if (rc == 0 && fflush(stdout) != 0)
-		rc = -EIO;
-	if (rc) {
-		fprintf(stderr, REF_PROG ": writing the report: %s\n", strerror(-rc));
+	if (ycsb_emit_finish(REF_PROG, &R.out, &R.json, R.o.json) != 0)
 		status = 1;
-	}
 out:
 	if (made)
 		nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);

@@ -9,9 +9,8 @@
  * -EINVAL and ycsb-ref exits 2.  The options are bpbench ycsb's spelling
  * and defaults (tools/bpbench/ycsb_opts.c) where they mean the same;
  * --cache-bytes stands for --frames x --page-size (default 1024 x 4096),
- * --dir for --file.  The mix table is bpbench ycsb's, row for row: a
- * change there must be made here too (its p[] columns are enum ref_op's,
- * which are enum ycsb_op's).
+ * --dir for --file.  The mix table is bpbench ycsb's own, from
+ * ycsb_common (ycsb_stream.c).
  */
 #include "ref.h"
 
@@ -21,18 +20,6 @@
 #include <string.h>
 
 #include "util/opt.h"
-
-const char *const ref_op_names[OP_COUNT] = {"read", "update", "insert", "scan", "rmw"};
-const char *const ref_dist_names[3] = {"zipfian", "uniform", "latest"};
-
-static const struct ref_mix mixes[] = {
-	{'A', {0.50, 0.50, 0, 0, 0}, DIST_ZIPFIAN},
-	{'B', {0.95, 0.05, 0, 0, 0}, DIST_ZIPFIAN},
-	{'C', {1.00, 0, 0, 0, 0}, DIST_ZIPFIAN},
-	{'D', {0.95, 0, 0.05, 0, 0}, DIST_LATEST},
-	{'E', {0, 0, 0.05, 0.95, 0}, DIST_ZIPFIAN},
-	{'F', {0.50, 0, 0, 0, 0.50}, DIST_ZIPFIAN},
-};
 
 /* The engines this build has (tools/compare/meson.build defines
  * REF_HAVE_<ENGINE> for each library it found, and builds ycsb-ref only
@@ -141,24 +128,18 @@ static const char *parse_name(int c, const char *arg, struct ref_opts *o, bool *
 			}
 		return "--engine: not one this build has (see --help)";
 	case 'w':
-		o->mix = NULL;
-		for (size_t i = 0; i < sizeof(mixes) / sizeof(mixes[0]); i++)
-			if (arg[0] && !arg[1] && (arg[0] & ~0x20) == mixes[i].name)
-				o->mix = &mixes[i];
-		if (!o->mix)
+		if (!(o->mix = ycsb_mix_named(arg)))
 			return "--workload must be one of A-F";
 		if (o->mix->p[OP_INSERT] > 0 || o->mix->p[OP_SCAN] > 0)
 			return "workloads D and E (inserts, scans) are not in ycsb-ref";
 		return NULL;
 	case O_DIST:
 	default:
-		for (int i = 0; i < 2; i++) /* latest: only with inserts (D) */
-			if (strcmp(arg, ref_dist_names[i]) == 0) {
-				o->dist = (enum key_dist)i;
-				*dist_set = true;
-				return NULL;
-			}
-		return "--dist must be zipfian or uniform";
+		/* latest: only with inserts (D) */
+		if (ycsb_dist_named(arg, 2, &o->dist) != 0)
+			return "--dist must be zipfian or uniform";
+		*dist_set = true;
+		return NULL;
 	}
 }
 
@@ -171,7 +152,7 @@ int ref_parse_opts(int argc, char **argv, struct ref_opts *o)
 		{"page-size", 1, 0, O_PAGE},		{"cache-bytes", 1, 0, O_CACHE}, {"engine-config", 1, 0, O_ECONF},
 		{"dir", 1, 0, O_DIR}, {"json", 0, 0, O_JSON}, {"quiet", 0, 0, 'q'},
 		{"seed", 1, 0, O_SEED}, {"help", 0, 0, 'h'}, {0, 0, 0, 0}};
-	*o = (struct ref_opts){.mix = &mixes[0], .dist = mixes[0].dist,
+	*o = (struct ref_opts){.mix = ycsb_mix_default(), .dist = DIST_ZIPFIAN,
 			       .engine = engines[0], .threads = 16,
 			       .records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
 			       .value_size = 100, .page_size = 4096,
