@@ -246,23 +246,41 @@ static int wal_rule(struct bp_pool *p, struct bp_frame *f)
 	return 0;
 }
 
+/* A fault's delay as a request keeps it: room left for the latency the
+ * ring adds to it. */
+static uint32_t clamp_delay(const struct bp_pool *p, uint64_t delay)
+{
+	uint64_t room = UINT32_MAX - (uint64_t)p->io_latency_us;
+	return (uint32_t)(delay > room ? room : delay);
+}
+
+/* r's fault, decided once whoever asks first (the submitter, the ring's
+ * router or an I/O thread), and kept in r with its error and delay: the
+ * fault filter's page numbers are a file's own (each file's). */
+static enum bp_fault_action decide(struct bp_pool *p, struct bp_io_req *r)
+{
+	if (!r->decided) {
+		int err = 0;
+		uint64_t delay = 0;
+		enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ
+							: BP_FAULT_WRITE, bp_tag_page(r->pageno),
+							&err, &delay);
+		r->decided = true;
+		r->fa = (uint8_t)a;
+		r->ferr = err;
+		r->delay_us = clamp_delay(p, delay); /* the ring adds the latency to it */
+	}
+	return (enum bp_fault_action)r->fa;
+}
+
 static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 {
 	struct bp_pool *p = th->p;
-	int err = 0;
-	uint64_t delay = 0;
-	/* The fault filter's page numbers are a file's own (each file's).
-	 * Checked before the write-ahead rule, which BP_FAULT_NO_WAL skips;
-	 * already decided for a request the ring engine handed over. */
-	enum bp_fault_action a;
-	if (r->decided) {
-		a = (enum bp_fault_action)r->fa;
-		err = r->ferr;
-		delay = r->delay_us;
-	} else {
-		a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ : BP_FAULT_WRITE,
-				   bp_tag_page(r->pageno), &err, &delay);
-	}
+	/* Before the write-ahead rule, which BP_FAULT_NO_WAL skips; already
+	 * decided for a request a submitter or the ring handed over. */
+	enum bp_fault_action a = decide(p, r);
+	int err = r->ferr;
+	uint64_t delay = r->delay_us;
 	if (r->op == BP_IO_WRITE && a != BP_FA_NO_WAL) {
 		int werr = wal_rule(p, r->frame);
 		if (werr)
@@ -357,18 +375,9 @@ static void run_io(struct bp_io_thread *th, struct bp_io_req *head)
 {
 	struct bp_pool *p = th->p;
 	bool plain = true;
-	for (struct bp_io_req *m = head; m; m = m->run_next) {
-		int err;
-		uint64_t delay;
-		enum bp_fault_action a = bp_fault_check(p, BP_FAULT_READ, bp_tag_page(m->pageno),
-							&err, &delay);
-		m->decided = true;
-		m->fa = (uint8_t)a;
-		m->ferr = err;
-		m->delay_us = (uint32_t)(delay > UINT32_MAX ? UINT32_MAX : delay);
-		if (a != BP_FA_NONE || delay)
+	for (struct bp_io_req *m = head; m; m = m->run_next)
+		if (decide(p, m) != BP_FA_NONE || m->delay_us)
 			plain = false;
-	}
 	if (!plain) {
 		/* The next link is read before the completion gives the
 		 * frame (and its request) back. */
@@ -498,14 +507,6 @@ static void ring_done(void *arg, struct bp_io_req *r, int res)
 	complete(p, r, err);
 }
 
-/* A fault's delay as a request keeps it: room left for the latency the
- * ring adds to it. */
-static uint32_t clamp_delay(const struct bp_pool *p, uint64_t delay)
-{
-	uint64_t room = UINT32_MAX - (uint64_t)p->io_latency_us;
-	return (uint32_t)(delay > room ? room : delay);
-}
-
 /* Does writing f need flush_log first (the write-ahead rule)?  Relaxed
  * loads as wal_rule's. */
 static bool wal_pending(struct bp_pool *p, struct bp_frame *f)
@@ -519,18 +520,7 @@ static bool wal_pending(struct bp_pool *p, struct bp_frame *f)
  * r->delay_us set), false if it is for the helper threads. */
 static bool ring_route(struct bp_pool *p, struct bp_io_req *r)
 {
-	if (!r->decided) {
-		int err = 0;
-		uint64_t delay = 0;
-		enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ
-							: BP_FAULT_WRITE, bp_tag_page(r->pageno),
-							&err, &delay);
-		r->decided = true;
-		r->fa = (uint8_t)a;
-		r->ferr = err;
-		r->delay_us = clamp_delay(p, delay); /* the helpers add the latency themselves */
-	}
-	enum bp_fault_action a = (enum bp_fault_action)r->fa;
+	enum bp_fault_action a = decide(p, r);
 	r->buf = r->frame->data;
 	bool helper = a == BP_FA_FAIL || a == BP_FA_SHORT ||
 		      (r->op == BP_IO_WRITE && a != BP_FA_NO_WAL && wal_pending(p, r->frame));
@@ -572,11 +562,10 @@ static void submit(struct bp_pool *p, struct bp_io_req *r, bool waited)
 	bp_count(p, r->op == BP_IO_WRITE ? BP_C_WRITES : BP_C_READ_IOS);
 	if (!p->io.ring || !ring_route(p, r))
 		submit_threads(p, r);
-	else if (waited) {
-		if (bp_uring_start(p->io.ring, r))
-			bp_count(p, BP_C_RING_STARTS);
-	} else
+	else if (!waited)
 		bp_uring_submit(p->io.ring, &r, 1);
+	else if (bp_uring_start(p->io.ring, r))
+		bp_count(p, BP_C_RING_STARTS);
 }
 
 void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
@@ -645,16 +634,9 @@ static void read_page(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 	if (mode != BP_RI_NONE) {
 		/* The fault is decided once, here; an injected one (or a
 		 * delay) is the engine's to apply, with this decision. */
-		int err = 0;
-		uint64_t delay = 0;
-		enum bp_fault_action a = bp_fault_check(p, BP_FAULT_READ, bp_tag_page(tag), &err, &delay);
-		r->decided = true;
-		r->fa = (uint8_t)a;
-		r->ferr = err;
-		r->delay_us = clamp_delay(p, delay);
-		if (a == BP_FA_NONE && !delay) {
+		if (decide(p, r) == BP_FA_NONE && !r->delay_us) {
 			uint64_t t0 = util_now_ns();
-			err = read_inline(p, file, mode, f->data, tag);
+			int err = read_inline(p, file, mode, f->data, tag);
 			if (err != -EAGAIN) {
 				if (!err && (p->flags & BP_OPEN_CHECKSUMS))
 					err = verify(p, f->data, bp_tag_page(tag));

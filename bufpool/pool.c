@@ -14,8 +14,9 @@
  * the system allocator in a build without jemalloc).  It then builds the
  * page table partitions, the fault injector, the I/O engine (io.c: the
  * io_uring ring or the thread pool, bp_config.io_engine; the environment's
- * BP_IO_ENGINE stands for AUTO), the I/O threads and the background
- * writer.  Every step is undone in reverse
+ * BP_IO_ENGINE stands for AUTO; and the read path, bp_config.read_path,
+ * for which BP_READ_PATH stands when AUTO), the I/O threads and the
+ * background writer.  Every step is undone in reverse
  * by pool_destroy, which bp_close calls after writing everything back.
  * The pool holds no global state; all fields are set before any thread is
  * started (pthread_create orders them) and are read-only afterwards except

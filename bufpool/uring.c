@@ -242,7 +242,7 @@ static void *reaper(void *arg)
 			continue; /* -EINTR and the like: nothing else is expected */
 		struct io_uring_cqe *cqes[URING_BATCH];
 		unsigned n = io_uring_peek_batch_cqe(&u->ring, cqes, URING_BATCH);
-		unsigned nd = 0, ndel = 0, freed = 0;
+		unsigned nd = 0, ndel = 0;
 		bool kick = false;
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t ud = io_uring_cqe_get_data64(cqes[i]);
@@ -259,7 +259,6 @@ static void *reaper(void *arg)
 				delayed[ndel++] = r; /* delay over: the transfer keeps its slot */
 				continue;
 			}
-			freed++;
 			done[nd].r = r;
 			done[nd].res = res;
 			nd++;
@@ -274,7 +273,7 @@ static void *reaper(void *arg)
 		 * a request's submitter unlocked after submitting it, so
 		 * before its completion existed, so before we lock here. */
 		pthread_mutex_lock(&u->lock);
-		u->inflight -= freed;
+		u->inflight -= nd; /* each finished transfer gives its slot back */
 		if (kick)
 			arm_doorbell(u);
 		for (unsigned i = 0; i < ndel; i++)
