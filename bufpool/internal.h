@@ -320,7 +320,6 @@ enum bp_counter {
 	BP_C_OPT_REFUSED,  /* ... of which refused */
 	BP_C_OPT_RESTARTS,
 	BP_C_INLINE_BLOCKED, /* inline reads that would block (io.c) */
-	BP_C_RING_STARTS,    /* reads started by their waiter on the ring (io.c) */
 	BP_C_COUNT
 };
 
@@ -638,10 +637,6 @@ int bp_uring_create(struct bp_pool *p, unsigned depth, bp_uring_done_fn *done, v
 		    struct bp_uring **out);
 /* Queue n requests (r->buf, r->delay_us set) and submit them in one call. */
 void bp_uring_submit(struct bp_uring *u, struct bp_io_req *const *rs, unsigned n);
-/* Start r (a miss's read, whose caller waits for it) from the calling
- * thread when a slot is free and nothing is pending (true); else queue it
- * as bp_uring_submit does (false). */
-bool bp_uring_start(struct bp_uring *u, struct bp_io_req *r);
 /* Finish every request submitted, stop the reaper and free the ring. */
 void bp_uring_destroy(struct bp_uring *u);
 

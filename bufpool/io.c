@@ -554,25 +554,21 @@ static void init_req(struct bp_io_req *r, struct bp_frame *f, enum bp_io_op op, 
 	r->run_len = 1;
 }
 
-/* Hand r (initialised, its fault perhaps decided) to the engine; a read
- * its caller waits for (waited) may be started on the ring by the caller
- * itself (uring.c's bp_uring_start). */
-static void submit(struct bp_pool *p, struct bp_io_req *r, bool waited)
+/* Hand r (initialised, its fault perhaps decided) to the engine. */
+static void submit(struct bp_pool *p, struct bp_io_req *r)
 {
 	bp_count(p, r->op == BP_IO_WRITE ? BP_C_WRITES : BP_C_READ_IOS);
-	if (!p->io.ring || !ring_route(p, r))
-		submit_threads(p, r);
-	else if (!waited)
+	if (p->io.ring && ring_route(p, r))
 		bp_uring_submit(p->io.ring, &r, 1);
-	else if (bp_uring_start(p->io.ring, r))
-		bp_count(p, BP_C_RING_STARTS);
+	else
+		submit_threads(p, r);
 }
 
 void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
 {
 	struct bp_io_req *r = &f->io;
 	init_req(r, f, op, pageno);
-	submit(p, r, false);
+	submit(p, r);
 }
 
 unsigned bp_io_read_mode(const struct bp_pool *p, int fd)
@@ -648,7 +644,7 @@ static void read_page(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 			bp_count(p, BP_C_INLINE_BLOCKED);
 		}
 	}
-	submit(p, r, true);
+	submit(p, r);
 }
 
 void bp_io_read(struct bp_pool *p, struct bp_frame *f, uint64_t tag)

@@ -71,7 +71,6 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	out->readaheads = c[BP_C_READAHEADS];
 	out->read_ios = c[BP_C_READ_IOS];
 	out->inline_blocked = c[BP_C_INLINE_BLOCKED];
-	out->ring_starts = c[BP_C_RING_STARTS];
 	/* After the histograms are summed (below): inline_reads is the
 	 * count of inline_read. */
 	out->creates = c[BP_C_CREATES];

@@ -83,7 +83,6 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "read_ios", s->read_ios);
 	emitter_kv_u64(e, "inline_reads", s->inline_reads);
 	emitter_kv_u64(e, "inline_blocked", s->inline_blocked);
-	emitter_kv_u64(e, "ring_starts", s->ring_starts);
 	emitter_kv_u64(e, "creates", s->creates);
 	emitter_kv_u64(e, "evictions", s->evictions);
 	emitter_kv_u64(e, "dirty_evictions", s->dirty_evictions);

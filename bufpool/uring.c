@@ -12,35 +12,28 @@
  * the reaper calls; so the completions (LOCKED / WRITEBACK cleared through
  * fwait) stay one copy, in io.c, for both engines.
  *
- * One thread, the reaper, reaps every completion.  The submission queue
- * is shared under lock: whoever holds it prepares SQEs and submits them
- * (liburing's SQ is not thread-safe, so every prepare and every submit is
- * under lock; the reaper's wait for completions touches only the CQ,
- * which is its own, and the kernel takes concurrent io_uring_enter calls).
+ * One thread, the reaper, owns the ring: it alone prepares SQEs, submits
+ * and reaps.  Submitters only append their requests to the pending list
+ * under lock and ring a doorbell (an eventfd the ring polls) if nobody
+ * rang it since the reaper last took the list.  Why not submit from the
+ * caller's thread: io_uring ties a request it punts to a worker (a
+ * buffered write, say) to the submitting task and cancels it when that
+ * task exits (-ECANCELED), and a pool's callers are any threads, short
+ * lived ones too; the reaper lives as long as the pool.  Nor a miss's
+ * read, whose caller waits for it (tried, issue 33): io_uring completes a
+ * request as task work of the task that submitted it, so a starter asleep
+ * on the page's LOCKED bit is woken to post its own completion, then
+ * woken again by the reaper's wake-up: more context switches and CPU per
+ * read than the reaper's submission (docs/benchmarks.md, "The pool
+ * smaller than the data").
  *
- * Two ways in.  bp_uring_start, a miss's read: the thread that waits for
- * the page starts it itself when a slot is free and nothing is pending
- * (one io_uring_enter, under lock), so the device starts at once, with no
- * wake-up of the reaper first; the completion still comes back through
- * the reaper (one wake of the waiter).  bp_uring_submit, everything else
- * (writes, readahead runs) and a read that finds no free slot: appended
- * to the pending list under lock, and a doorbell (an eventfd the ring
- * polls) rung if nobody rang it since the reaper last took the list.  Why
- * not start writes from the caller's thread too: io_uring ties a request
- * it punts to a worker (a buffered write, say) to the submitting task and
- * cancels it when that task exits (-ECANCELED), and a pool's writers are
- * any threads, short lived ones too, that do not wait for their writes;
- * the reaper lives as long as the pool.  A read's starter waits for it
- * (LOCKED), and a cancelled one is finished by io.c anyway.
- *
- * The reaper's loop: wait for a completion (io_uring_wait_cqe), take a
- * batch; under lock re-arm the doorbell, start the transfers whose delay
- * ended, take pending requests into the slots freed (fewer than depth in
- * flight; the rest stay pending, in order) and submit what was prepared;
- * then, without the lock, call done for each finished transfer.  Many
- * submitters' requests go in with one system call, and the depth
- * (bp_config.io_depth) is independent of any thread count; a submitter
- * never blocks on it.
+ * The reaper's loop: one io_uring_submit_and_wait (what it prepared, and
+ * a wait for one completion), then a batch of completions; under lock it
+ * takes pending requests into the slots freed (fewer than depth in
+ * flight; the rest stay pending, in order), then, without the lock, calls
+ * done for each finished transfer.  Many submitters' requests go in with
+ * one system call, and the depth (bp_config.io_depth) is independent of
+ * any thread count; a submitter never blocks on it.
  *
  * Delays (the simulated latency, a SLOW fault): a request with delay_us
  * goes in as an IORING_OP_TIMEOUT first (user_data: the request | 1); when
@@ -56,9 +49,9 @@
  * Stop: bp_uring_destroy sets stop and rings; the reaper leaves once
  * nothing is in flight or pending.
  *
- * Guards: lock (rank 3, a leaf; its holder may submit, a system call
- * that does not block on the device) protects the SQ, the pending list,
- * kicked, stop, inflight, ts[] and iov[].  The CQ is the reaper's alone.
+ * Guards: lock (rank 3, a leaf; under it the reaper prepares SQEs, no
+ * system call) protects the pending list, kicked and stop.  The ring,
+ * inflight and ts[] are the reaper's alone.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -75,7 +68,6 @@
 
 #define URING_BATCH 64u   /* completions taken per wake; timeouts per submit */
 #define URING_IOV 256u    /* iovecs of readv runs per submit */
-#define URING_DIRECT_MAX 1u /* bp_uring_start starts a read itself below this many in flight */
 #define UD_KICK UINT64_C(2) /* user_data of the eventfd poll (no request is 2) */
 
 struct bp_uring {
@@ -83,10 +75,11 @@ struct bp_uring {
 	pthread_mutex_t lock;
 	unsigned depth;
 	int efd;                    /* the submitters' doorbell */
-	/* under lock: the SQ, and */
+	/* under lock: */
 	struct bp_io_req *pend_head, *pend_tail;
 	bool kicked;                /* the doorbell rang since the reaper last took the list */
 	bool stop;
+	/* the reaper's own: */
 	unsigned inflight;          /* requests holding a slot (their timeout or transfer) */
 	unsigned nts;               /* timespecs used in ts[] since the last submit */
 	struct __kernel_timespec ts[URING_BATCH];
@@ -209,41 +202,24 @@ void bp_uring_submit(struct bp_uring *u, struct bp_io_req *const *rs, unsigned n
 	}
 }
 
-bool bp_uring_start(struct bp_uring *u, struct bp_io_req *r)
-{
-	pthread_mutex_lock(&u->lock);
-	bool now = !u->pend_head && u->inflight < URING_DIRECT_MAX && u->inflight < u->depth;
-	if (now) {
-		/* A free slot and nobody ahead of us: start it here.  The
-		 * reaper's lock after it reaps the completion orders our
-		 * writes of r before its use of them (see the reaper). */
-		start_req(u, r);
-		submit_sqes(u);
-	}
-	pthread_mutex_unlock(&u->lock);
-	if (!now)
-		bp_uring_submit(u, &r, 1);
-	return now;
-}
-
 static void *reaper(void *arg)
 {
 	struct bp_uring *u = arg;
 	struct { struct bp_io_req *r; int res; } done[URING_BATCH];
-	struct bp_io_req *delayed[URING_BATCH];
-	pthread_mutex_lock(&u->lock);
 	arm_doorbell(u);
-	submit_sqes(u);
-	pthread_mutex_unlock(&u->lock);
 	for (;;) {
+		/* Submit what was prepared, then wait for a completion:
+		 * one system call. */
+		u->nts = 0;
 		struct io_uring_cqe *cqe;
-		int rc = io_uring_wait_cqe(&u->ring, &cqe);
-		if (rc < 0)
-			continue; /* -EINTR and the like: nothing else is expected */
+		int rc = io_uring_submit_and_wait(&u->ring, 1);
+		if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY)
+			continue; /* nothing else is expected; try again */
+		if (io_uring_peek_cqe(&u->ring, &cqe) != 0)
+			continue;
 		struct io_uring_cqe *cqes[URING_BATCH];
 		unsigned n = io_uring_peek_batch_cqe(&u->ring, cqes, URING_BATCH);
-		unsigned nd = 0, ndel = 0;
-		bool kick = false;
+		unsigned nd = 0;
 		for (unsigned i = 0; i < n; i++) {
 			uint64_t ud = io_uring_cqe_get_data64(cqes[i]);
 			int res = cqes[i]->res;
@@ -251,33 +227,26 @@ static void *reaper(void *arg)
 				uint64_t v;
 				while (read(u->efd, &v, sizeof(v)) < 0 && errno == EINTR)
 					;
-				kick = true;
+				arm_doorbell(u);
 				continue;
 			}
 			struct bp_io_req *r = (struct bp_io_req *)(uintptr_t)(ud & ~UINT64_C(1));
 			if (ud & 1) {
-				delayed[ndel++] = r; /* delay over: the transfer keeps its slot */
+				prep_rw(u, r); /* delay over: the transfer keeps its slot */
 				continue;
 			}
+			u->inflight--;
 			done[nd].r = r;
 			done[nd].res = res;
 			nd++;
 		}
 		io_uring_cq_advance(&u->ring, n);
 
-		/* Under lock (the SQ's): re-arm, start the delayed transfers,
-		 * take pending requests into the free slots, submit.  The
-		 * lock also orders each submitter's writes (the request, its
-		 * bounce buffer) before our use of them, for the thread
-		 * sanitizer too, which does not see the kernel in between:
-		 * a request's submitter unlocked after submitting it, so
-		 * before its completion existed, so before we lock here. */
+		/* Take pending requests into the free slots.  The lock also
+		 * orders each submitter's writes (the request, its bounce
+		 * buffer) before our use of them, for the thread sanitizer
+		 * too, which does not see the kernel in between. */
 		pthread_mutex_lock(&u->lock);
-		u->inflight -= nd; /* each finished transfer gives its slot back */
-		if (kick)
-			arm_doorbell(u);
-		for (unsigned i = 0; i < ndel; i++)
-			prep_rw(u, delayed[i]);
 		u->kicked = false;
 		while (u->pend_head && u->inflight < u->depth) {
 			struct bp_io_req *r = u->pend_head;
@@ -286,7 +255,6 @@ static void *reaper(void *arg)
 				u->pend_tail = NULL;
 			start_req(u, r);
 		}
-		submit_sqes(u);
 		bool quit = u->stop && !u->inflight && !u->pend_head;
 		pthread_mutex_unlock(&u->lock);
 		for (unsigned i = 0; i < nd; i++) {
@@ -387,13 +355,6 @@ void bp_uring_submit(struct bp_uring *u, struct bp_io_req *const *rs, unsigned n
 	(void)u;
 	(void)rs;
 	(void)n;
-}
-
-bool bp_uring_start(struct bp_uring *u, struct bp_io_req *r)
-{
-	(void)u;
-	(void)r;
-	return false;
 }
 
 void bp_uring_destroy(struct bp_uring *u)

@@ -107,39 +107,6 @@ START_TEST(config_picks_the_engine)
 }
 END_TEST
 
-/* A miss's read sent to an idle ring is started by the thread that waits
- * for it, with no hop to the reaper first (uring.c, bp_uring_start); the
- * thread pool has no ring to start on. */
-START_TEST(idle_ring_reads_start_in_their_waiter)
-{
-	bt_make_file(&dir, 16, 1);
-	unsetenv("BP_IO_ENGINE");
-	bool have = uring_available();
-	struct bp_config c = bt_config(&dir, 8, false);
-	c.read_path = BP_READ_ENGINE;
-	struct bp_pool *p;
-	unsigned eng;
-	struct bp_stats s;
-	if (have) {
-		ck_assert_int_eq(open_engine(&c, BP_IO_ENGINE_URING, 0, &p, &eng), 0);
-		read_all(p, 16);
-		ck_assert_int_eq(bp_stats_get(p, &s), 0);
-		ck_assert_uint_eq(s.read_ios, 16);
-		/* One reader, each read waited for: the reaper has freed the
-		 * slot before it wakes the reader, so the ring is idle at
-		 * every miss. */
-		ck_assert_uint_eq(s.ring_starts, 16);
-		ck_assert_int_eq(bp_close(p), 0);
-	}
-	ck_assert_int_eq(open_engine(&c, BP_IO_ENGINE_THREADS, 0, &p, &eng), 0);
-	read_all(p, 16);
-	ck_assert_int_eq(bp_stats_get(p, &s), 0);
-	ck_assert_uint_eq(s.read_ios, 16);
-	ck_assert_uint_eq(s.ring_starts, 0);
-	ck_assert_int_eq(bp_close(p), 0);
-}
-END_TEST
-
 /* BP_IO_ENGINE stands for AUTO only; an explicit engine wins. */
 START_TEST(environment_overrides_auto)
 {
@@ -527,7 +494,6 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, config_picks_the_engine);
 	tcase_add_test(tc, environment_overrides_auto);
-	tcase_add_test(tc, idle_ring_reads_start_in_their_waiter);
 	tcase_add_test(tc, blocked_io_uring_falls_back);
 	tcase_add_test(tc, uring_depth_below_demand);
 	tcase_add_test(tc, uring_latency_overlaps);

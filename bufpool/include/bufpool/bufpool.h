@@ -666,9 +666,6 @@ struct bp_stats {
 	uint64_t inline_reads;    /* reads done inline (also counted in reads) */
 	uint64_t inline_blocked;  /* inline tries that would have blocked: sent
 				   * to the engine (counted in read_ios) */
-	uint64_t ring_starts;     /* engine reads of misses that the faulting
-				   * thread started on the io_uring ring itself
-				   * (the ring was idle), not through the reaper */
 	struct bp_wait_hist inline_read; /* duration of each inline read (the
 					  * faulting thread's own, not a wait) */
 };
