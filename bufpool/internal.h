@@ -208,7 +208,7 @@ struct bp_file {
 	 * the lock-free lookups; BP_PMAP_DIR chunk pointers, each NULL until
 	 * a page of its range is inserted. */
 	_Atomic(_Atomic uint32_t *) *pmap;
-	/* How a miss's read is tried inline (enum bp_read_inline, io.c): set
+	/* How a miss's read is done inline (enum bp_read_inline, io.c): set
 	 * at open, lowered to BP_RI_NONE once the kernel refuses RWF_NOWAIT
 	 * for the file.  Relaxed: a hint; a thread that still tries after the
 	 * refusal gets EOPNOTSUPP again and sends the read to the engine. */
@@ -219,7 +219,8 @@ struct bp_file {
 enum bp_read_inline {
 	BP_RI_NONE = 0,   /* every read goes to the engine */
 	BP_RI_NOWAIT,     /* preadv2(RWF_NOWAIT): only what the page cache holds */
-	BP_RI_PLAIN       /* pread: the file lives in memory (tmpfs, ramfs) */
+	BP_RI_PLAIN       /* pread, waiting for the device if need be (AUTO;
+			   * CACHED on tmpfs, ramfs) */
 };
 
 struct bp_frame;

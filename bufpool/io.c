@@ -25,20 +25,24 @@
  * it runs on an I/O thread, never the submitter's), and a checksummed
  * write that finds no free bounce buffer.
  *
- * The inline read (bp_io_read, a miss's read): the faulting thread, which
- * holds the frame LOCKED, first reads the page itself with
- * preadv2(RWF_NOWAIT), which the kernel serves only from its page cache
- * (a plain pread on tmpfs or ramfs, which refuse RWF_NOWAIT in some
- * kernels and are memory anyway), then verifies and completes it as an
+ * The inline read (bp_io_read, a miss's read; bp_config.read_path): the
+ * faulting thread, which holds the frame LOCKED and would sleep until the
+ * page is in, reads it itself, then verifies and completes it as an
  * engine would (complete(): the same release unlock of LOCKED wakes every
- * thread that found the page in flight).  No hand-off, no sleep, no
- * wake-up: a cached miss costs about one copy.  Only when that would
- * block (EAGAIN, or part of a larger page cached) does the read go to the
- * engine.  Never inline: bp_config.read_path ENGINE, O_DIRECT, a simulated
- * latency (a device, by definition not cached), an injected fault or
- * delay (decided here, once, and applied by the engine as always), and
- * readahead, which is asynchronous by purpose.  A file system that
- * refuses RWF_NOWAIT (EOPNOTSUPP) is remembered in the file.
+ * thread that found the page in flight).  AUTO: a plain pread, as
+ * WiredTiger and RocksDB do: a page in the OS page cache costs one copy,
+ * and one on the device one sleep in the kernel, woken by the I/O's
+ * completion itself; no hand-off to another thread and no wake-up back
+ * (two context switches and a wake-up latency per miss).  CACHED: only
+ * what the page cache holds, with preadv2(RWF_NOWAIT) (a plain pread on
+ * tmpfs or ramfs, which refuse RWF_NOWAIT in some kernels and are memory
+ * anyway); what would block (EAGAIN, or part of a larger page cached) and
+ * O_DIRECT go to the engine, whose depth bounds the device reads in
+ * flight.  A file system that refuses RWF_NOWAIT (EOPNOTSUPP) is
+ * remembered in the file.  Never inline: ENGINE, a simulated latency (a
+ * device the engine models), an injected fault or delay (decided here,
+ * once, and applied by the engine as always), and readahead, which is
+ * asynchronous by purpose.
  *
  * bp_io_submit queues the request embedded in the frame (one read or write
  * per frame at a time) and signals an I/O thread; the submitter then waits
@@ -573,10 +577,15 @@ void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint6
 
 unsigned bp_io_read_mode(const struct bp_pool *p, int fd)
 {
-	/* O_DIRECT always goes to the device: RWF_NOWAIT would refuse it
-	 * (or worse, wait), and nothing is cached to take.  A simulated
-	 * latency stands for a device, whose reads would block. */
-	if (p->read_path == BP_READ_ENGINE || (p->flags & BP_OPEN_DIRECT) || p->io_latency_us)
+	/* A simulated latency stands for a device the engine models. */
+	if (p->read_path == BP_READ_ENGINE || p->io_latency_us)
+		return BP_RI_NONE;
+	if (p->read_path == BP_READ_AUTO)
+		return BP_RI_PLAIN;
+	/* CACHED: O_DIRECT always goes to the device (RWF_NOWAIT would
+	 * refuse it, nothing is cached to take); a file in memory is read
+	 * plainly (tmpfs and ramfs refuse RWF_NOWAIT in some kernels). */
+	if (p->flags & BP_OPEN_DIRECT)
 		return BP_RI_NONE;
 	struct statfs fs;
 	if (fstatfs(fd, &fs) == 0 && (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC))
@@ -584,9 +593,9 @@ unsigned bp_io_read_mode(const struct bp_pool *p, int fd)
 	return BP_RI_NOWAIT;
 }
 
-/* Read page tag into buf in this thread, without waiting for a device in
- * mode BP_RI_NOWAIT: 0, a positive errno (the read's result, final), or
- * -EAGAIN: it would block, the engine must do it. */
+/* Read page tag into buf in this thread, in mode BP_RI_NOWAIT without
+ * waiting for a device: 0, a positive errno (the read's result, final),
+ * or -EAGAIN: it would block, the engine must do it. */
 static int read_inline(struct bp_pool *p, struct bp_file *file, unsigned mode,
 		       unsigned char *buf, uint64_t tag)
 {
@@ -604,9 +613,9 @@ static int read_inline(struct bp_pool *p, struct bp_file *file, unsigned mode,
 		return 0;
 	}
 	if (n > 0) {
-		/* Part of the page: in memory, the rest is past the end
-		 * (transfer() says EIO as an engine would); under NOWAIT the
-		 * rest may be on the device, so the engine reads it all. */
+		/* Part of the page: the rest is past the end (transfer()
+		 * says EIO as an engine would); under NOWAIT the rest may be
+		 * on the device, so the engine reads it all. */
 		return mode == BP_RI_PLAIN ? transfer(p, BP_IO_READ, buf, tag, (size_t)n,
 						      p->page_size) : -EAGAIN;
 	}

@@ -68,7 +68,7 @@ static int check_config(const struct bp_config *cfg, uint32_t *page_size, uint32
 		CFG_ERR(cfg, "bp_open: io_engine %u unknown", cfg->io_engine);
 		return -EINVAL;
 	}
-	if (cfg->read_path > BP_READ_ENGINE) {
+	if (cfg->read_path > BP_READ_CACHED) {
 		CFG_ERR(cfg, "bp_open: read_path %u unknown", cfg->read_path);
 		return -EINVAL;
 	}
@@ -181,13 +181,17 @@ static unsigned engine_wanted(const struct bp_config *cfg)
 }
 
 /* The read path asked for: cfg's, or for AUTO the environment's
- * BP_READ_PATH (auto, engine), as engine_wanted. */
+ * BP_READ_PATH (auto, engine, cached), as engine_wanted. */
 static unsigned read_path_wanted(const struct bp_config *cfg)
 {
 	const char *env = getenv("BP_READ_PATH");
-	if (cfg->read_path == BP_READ_AUTO && env && !strcmp(env, "engine"))
+	if (cfg->read_path != BP_READ_AUTO || !env)
+		return cfg->read_path;
+	if (!strcmp(env, "engine"))
 		return BP_READ_ENGINE;
-	return cfg->read_path;
+	if (!strcmp(env, "cached"))
+		return BP_READ_CACHED;
+	return BP_READ_AUTO;
 }
 
 /* Stages reached by bp_open, undone in reverse by pool_destroy. */

@@ -5,8 +5,10 @@
 # (ycsb-ref links bpbench's ycsb_common: same keys, values, mix, threads,
 # seed), and bufpool's read paths against each other as engines of their
 # own (issue 33 item 4, "on each read path in the same run"):
-#   bufpool          bpbench ycsb --read-path auto (a miss the kernel has
-#                    cached is read inline by the thread that missed)
+#   bufpool          bpbench ycsb --read-path auto (a miss is read by the
+#                    thread that missed, pread)
+#   bufpool-cached   --read-path cached (by the thread that missed if the
+#                    kernel has it cached, else by the engine)
 #   bufpool-threads  --read-path engine --io-engine threads
 #   bufpool-uring    --read-path engine --io-engine uring
 # YCSB A, B and C at 2 and 16 threads, 200000 records (about 32 MB), the
@@ -23,8 +25,8 @@
 # the share of reads done inline, each round's (the spread can be
 # bimodal), and the I/O engine it ran.  --direct: the bufpool engines
 # open the store O_DIRECT (bpbench --direct: every miss goes to the
-# device, through the engine); WiredTiger has no equivalent, so the
-# default engines are then "bufpool-threads bufpool-uring".  Every run's
+# device); WiredTiger has no equivalent, so the default engines are then
+# "bufpool bufpool-threads bufpool-uring".  Every run's
 # JSON lines are kept in OUT (default a new /tmp/bench-outofpool.XXXXXX,
 # kept: its path is printed) as <workload><threads>-<engine>-<round>.json.
 #
@@ -38,7 +40,7 @@
 #   -d, --duration S    seconds per run (DURATION, default 10)
 #   --rounds N          (ROUNDS, default 3)
 #   --engines L         (ENGINES, default "bufpool wiredtiger", with
-#                       --direct "bufpool-threads bufpool-uring"; bufpool*
+#                       --direct "bufpool bufpool-threads bufpool-uring"; bufpool*
 #                       are bpbench ycsb, the others ycsb-ref --engine)
 #   --direct            the bufpool engines with --direct (DIRECT=1)
 #   --frames N          bpbench's pool (FRAMES, default 1024)
@@ -76,7 +78,7 @@ while [ $# -gt 0 ]; do
 done
 [ "$direct" != 0 ] || direct=
 if [ -z "$engines" ]; then
-  if [ -n "$direct" ]; then engines="bufpool-threads bufpool-uring"; else engines="bufpool wiredtiger"; fi
+  if [ -n "$direct" ]; then engines="bufpool bufpool-threads bufpool-uring"; else engines="bufpool wiredtiger"; fi
 fi
 case $build in /*) ;; *) build=$here/$build ;; esac
 bb=$build/tools/bpbench/bpbench ref=$build/tools/compare/ycsb-ref
@@ -86,6 +88,7 @@ bb=$build/tools/bpbench/bpbench ref=$build/tools/compare/ycsb-ref
 bufpool_args() { # ENGINE
   case $1 in
     bufpool) echo "--read-path auto" ;;
+    bufpool-cached) echo "--read-path cached" ;;
     bufpool-threads) echo "--read-path engine --io-engine threads" ;;
     bufpool-uring) echo "--read-path engine --io-engine uring" ;;
     *) return 1 ;;
@@ -94,8 +97,8 @@ bufpool_args() { # ENGINE
 for e in $engines; do
   case $e in
     bufpool-*) bufpool_args "$e" > /dev/null \
-      || { echo "bench-outofpool.sh: no bufpool engine $e (bufpool, bufpool-threads," \
-                "bufpool-uring)" >&2; exit 2; } ;;
+      || { echo "bench-outofpool.sh: no bufpool engine $e (bufpool, bufpool-cached," \
+                "bufpool-threads, bufpool-uring)" >&2; exit 2; } ;;
   esac
   [ -n "$tables_only" ] && continue
   if bufpool_args "$e" > /dev/null; then

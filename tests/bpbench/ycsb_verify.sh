@@ -32,11 +32,11 @@ for f in f3.db f3.db.1 f3.db.2; do
 done
 
 # Who reads a miss (--read-path, bufpool.h's bp_read_path), on each engine,
-# and O_DIRECT: every record reads back either way.  The engine path and
-# O_DIRECT read nothing inline; on a file the kernel has cached (just
-# loaded), the auto path reads misses inline.
+# and O_DIRECT: every record reads back either way.  The engine path reads
+# nothing inline; on a file the kernel has cached (just loaded), the auto
+# and cached paths read misses inline.
 for e in threads auto; do
-  for rp in engine auto; do
+  for rp in engine auto cached; do
     out="$dir/rp-$e-$rp.out"
     # Without BP_READ_PATH, which stands for --read-path auto when set (CI's
     # threads setup sets it to engine).
@@ -45,15 +45,24 @@ for e in threads auto; do
     grep -q '^verify: OK: 5000 records' "$out" || { cat "$out"; echo "FAIL: $e/$rp verify"; exit 1; }
     case $rp in
       engine) want='read inline 0 ' ;;
-      auto) want='read inline [1-9]' ;;
+      auto|cached) want='read inline [1-9]' ;;
     esac
     grep -Eq "^misses: .*$want" "$out" || { cat "$out"; echo "FAIL: $e/$rp: no '$want'"; exit 1; }
   done
 done
-"$bpbench" ycsb -w A -o 2000 $small --verify --direct --file "$dir/direct.db" > "$dir/direct.out" \
-  || { cat "$dir/direct.out"; echo "FAIL: --direct"; exit 1; }
-grep -q '^verify: OK: 5000 records' "$dir/direct.out" || { cat "$dir/direct.out"; echo "FAIL: --direct verify"; exit 1; }
-grep -q '^misses: .*read inline 0 ' "$dir/direct.out" || { cat "$dir/direct.out"; echo "FAIL: --direct read inline"; exit 1; }
+# O_DIRECT: auto reads in the thread that missed, cached sends it all to
+# the engine.
+for rp in auto cached; do
+  out="$dir/direct-$rp.out"
+  env -u BP_READ_PATH "$bpbench" ycsb -w A -o 2000 $small --verify --direct --read-path $rp \
+    --file "$dir/direct.db" > "$out" || { cat "$out"; echo "FAIL: --direct $rp"; exit 1; }
+  grep -q '^verify: OK: 5000 records' "$out" || { cat "$out"; echo "FAIL: --direct $rp verify"; exit 1; }
+  case $rp in
+    auto) want='read inline [1-9]' ;;
+    cached) want='read inline 0 ' ;;
+  esac
+  grep -Eq "^misses: .*$want" "$out" || { cat "$out"; echo "FAIL: --direct $rp: no '$want'"; exit 1; }
+done
 
 # D and E insert (E also scans), F reads and writes back: 2000 ops each.
 for w in D E F; do

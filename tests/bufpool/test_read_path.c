@@ -1,10 +1,11 @@
 /*
  * test_read_path.c - who reads a miss (bp_config.read_path, io.c's
- * bp_io_read): the faulting thread itself when the kernel has the page
- * cached, the I/O engine when that would block, with BP_READ_ENGINE or
- * BP_READ_PATH=engine, under a simulated latency or an injected fault;
- * the page's bytes, its checksum and every waiter's wake the same either
- * way.
+ * bp_io_read): the faulting thread itself (AUTO: from the page cache or
+ * the device, O_DIRECT too; CACHED: only what the kernel has cached), the
+ * I/O engine (CACHED when that would block, ENGINE or BP_READ_PATH=engine,
+ * a simulated latency, an injected fault); the page's bytes, its checksum
+ * and every waiter's wake the same either way; a cancel pending during a
+ * miss acts after it.
  */
 #include <check.h>
 #include <errno.h>
@@ -49,11 +50,13 @@ static struct bp_stats read_all(struct bp_pool *p, uint64_t npages)
 }
 
 /* The file's pages just written are in the page cache: every miss is read
- * by the thread that missed, none goes to the engine. */
+ * by the thread that missed, none goes to the engine, on AUTO and CACHED
+ * alike. */
 START_TEST(cached_misses_are_read_inline)
 {
 	bt_make_file(&dir, NPAGES, 1);
 	struct bp_config c = bt_config(&dir, 64, false);
+	c.read_path = _i ? BP_READ_CACHED : BP_READ_AUTO;
 	struct bp_pool *p;
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_stats s = read_all(p, NPAGES);
@@ -116,7 +119,7 @@ END_TEST
 START_TEST(unknown_read_path_is_refused)
 {
 	struct bp_config c = bt_config(&dir, 64, false);
-	c.read_path = BP_READ_ENGINE + 1;
+	c.read_path = BP_READ_CACHED + 1;
 	struct bt_log log;
 	bt_log_into(&c, &log);
 	struct bp_pool *p = NULL;
@@ -142,33 +145,15 @@ static bool cached(int fd, uint64_t pageno, uint32_t page_size)
 	return in;
 }
 
-/* A page the kernel does not hold would block: the faulting thread hands
- * it to the engine (counted), sleeps on LOCKED if the read is still in
- * flight, and gets the right bytes.  Not every such try blocks: the
- * RWF_NOWAIT read itself starts the kernel's readahead, which on a fast
- * device (a VM's disk in its host's cache) may finish before the kernel
- * looks again, and then the page is read inline after all.  So each page
- * is dropped from the page cache before its own get, and the test asks
- * that some blocked, all of those went to the engine, and every page read
- * right. */
-START_TEST(uncached_misses_go_to_the_engine)
+/* Get every page of the file once, each dropped from the page cache
+ * first; the pages really dropped (the kernel may keep one: a page under
+ * its readahead, started by the last get, is not dropped until its read
+ * ends, so each is tried a few times). */
+static unsigned read_all_uncached(struct bp_pool *p, int fd)
 {
-	bt_make_file(&dir, NPAGES, 1);
-	int fd = open(dir.file, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
-	/* Clean pages (written back by the pool's close, synced here) are
-	 * dropped by DONTNEED; the test checks that they were. */
-	ck_assert_int_eq(fdatasync(fd), 0);
-	struct bp_config c = bt_config(&dir, 64, false);
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
 	uint32_t ps = bp_page_size(p);
 	unsigned dropped = 0;
 	for (uint64_t i = 0; i < NPAGES; i++) {
-		/* A page under the kernel's readahead (started by the last
-		 * get) is not dropped until its read ends, and the kernel may
-		 * keep one for reasons of its own: try a few times, and count
-		 * the pages really dropped. */
 		unsigned tries = 0;
 		do {
 			ck_assert_int_eq(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
@@ -180,15 +165,90 @@ START_TEST(uncached_misses_go_to_the_engine)
 		ck_assert(bt_check(bp_data(f), ps, i, 1));
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
+	return dropped;
+}
+
+/* Open the file of bt_make_file's pages for the page cache tests, its
+ * pages clean (written back by the pool's close, synced here) so that
+ * DONTNEED drops them. */
+static int open_synced(void)
+{
+	int fd = open(dir.file, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fdatasync(fd), 0);
+	return fd;
+}
+
+/* AUTO: a page the kernel does not hold is read by the thread that
+ * missed all the same, waiting for the device in the kernel; the engine
+ * does nothing. */
+START_TEST(uncached_misses_are_read_by_the_thread_that_missed)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	int fd = open_synced();
+	struct bp_config c = bt_config(&dir, 64, false);
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_uint_ge(read_all_uncached(p, fd), NPAGES / 2);
 	struct bp_stats s;
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
-	ck_assert_uint_ge(dropped, NPAGES / 2);
+	ck_assert_uint_eq(s.inline_reads, NPAGES);
+	ck_assert_uint_eq(s.inline_blocked, 0);
+	ck_assert_uint_eq(s.read_ios, 0);
+	ck_assert_uint_eq(s.io_wait.count, 0);
+	ck_assert_int_eq(bp_close(p), 0);
+	close(fd);
+}
+END_TEST
+
+/* CACHED: a page the kernel does not hold would block: the faulting
+ * thread hands it to the engine (counted), sleeps on LOCKED if the read
+ * is still in flight, and gets the right bytes.  Not every such try
+ * blocks: the RWF_NOWAIT read itself starts the kernel's readahead, which
+ * on a fast device (a VM's disk in its host's cache) may finish before the
+ * kernel looks again, and then the page is read inline after all.  So the
+ * test asks that some blocked, all of those went to the engine, and every
+ * page read right. */
+START_TEST(cached_path_sends_uncached_misses_to_the_engine)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	int fd = open_synced();
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.read_path = BP_READ_CACHED;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	ck_assert_uint_ge(read_all_uncached(p, fd), NPAGES / 2);
+	struct bp_stats s;
+	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_ge(s.inline_blocked, 1);
 	ck_assert_uint_eq(s.read_ios, s.inline_blocked);
 	ck_assert_uint_eq(s.inline_reads + s.inline_blocked, NPAGES);
 	ck_assert_uint_le(s.io_wait.count, s.inline_blocked);
 	ck_assert_int_eq(bp_close(p), 0);
 	close(fd);
+}
+END_TEST
+
+/* O_DIRECT: AUTO reads in the thread that missed (waiting for the device
+ * in the kernel), CACHED sends every read to the engine (nothing is
+ * cached to take); both read right (a file system without O_DIRECT
+ * refuses the open with -EINVAL: nothing to test there). */
+START_TEST(direct_io_reads_inline_on_auto_by_the_engine_on_cached)
+{
+	bt_make_file(&dir, NPAGES, 1);
+	struct bp_config c = bt_config(&dir, 64, false);
+	c.flags |= BP_OPEN_DIRECT;
+	c.read_path = _i ? BP_READ_CACHED : BP_READ_AUTO;
+	struct bp_pool *p;
+	int r = bp_open(&p, &c);
+	if (r == -EINVAL)
+		return;
+	ck_assert_int_eq(r, 0);
+	struct bp_stats s = read_all(p, NPAGES);
+	ck_assert_uint_eq(s.inline_reads, _i ? 0 : NPAGES);
+	ck_assert_uint_eq(s.read_ios, _i ? NPAGES : 0);
+	ck_assert_uint_eq(s.inline_blocked, 0);
+	ck_assert_int_eq(bp_close(p), 0);
 }
 END_TEST
 
@@ -423,12 +483,14 @@ static Suite *suite(void)
 	TCase *tc = tcase_create("read path");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, cached_misses_are_read_inline);
+	tcase_add_loop_test(tc, cached_misses_are_read_inline, 0, 2); /* AUTO, CACHED */
 	tcase_add_test(tc, engine_path_never_reads_inline);
 	tcase_add_test(tc, environment_selects_the_engine_path);
 	tcase_add_test(tc, simulated_latency_reads_through_the_engine);
 	tcase_add_test(tc, unknown_read_path_is_refused);
-	tcase_add_test(tc, uncached_misses_go_to_the_engine);
+	tcase_add_test(tc, uncached_misses_are_read_by_the_thread_that_missed);
+	tcase_add_test(tc, cached_path_sends_uncached_misses_to_the_engine);
+	tcase_add_loop_test(tc, direct_io_reads_inline_on_auto_by_the_engine_on_cached, 0, 2);
 	tcase_add_test(tc, injected_fault_is_applied_by_the_engine);
 	tcase_add_test(tc, inline_read_verifies_the_checksum);
 	tcase_add_test(tc, concurrent_misses_share_one_inline_read);

@@ -67,7 +67,7 @@ static const struct bench_name io_engines[] = {
 	{"auto", BP_IO_ENGINE_AUTO}, {"threads", BP_IO_ENGINE_THREADS}, {"uring", BP_IO_ENGINE_URING},
 };
 static const struct bench_name read_paths[] = {
-	{"auto", BP_READ_AUTO}, {"engine", BP_READ_ENGINE},
+	{"auto", BP_READ_AUTO}, {"engine", BP_READ_ENGINE}, {"cached", BP_READ_CACHED},
 };
 
 static int by_name(const char *prog, const char *opt, const struct bench_name *t, size_t n,

@@ -24,7 +24,7 @@ int bench_opt_double_above(const char *prog, const char *opt, const char *s, dou
 
 /* --io-engine: auto, threads or uring (enum bp_io_engine_kind). */
 int bench_opt_io_engine(const char *prog, const char *s, unsigned *out);
-/* --read-path: auto or engine (enum bp_read_path). */
+/* --read-path: auto, engine or cached (enum bp_read_path). */
 int bench_opt_read_path(const char *prog, const char *s, unsigned *out);
 /* Their names, for the reports. */
 const char *bench_io_engine_name(unsigned engine);

@@ -195,26 +195,31 @@ enum bp_io_engine_kind {
 
 /* bp_config.read_path: who reads the page of a miss.
  *
- * AUTO: the thread that missed reads it itself, at once, when the kernel
- * can serve it without waiting for a device: preadv2 with RWF_NOWAIT,
- * which succeeds only if the page is in the OS page cache (on a file system
- * that does not support RWF_NOWAIT, e.g. tmpfs in some kernels, a plain
- * pread where the file lives in memory: tmpfs, ramfs).  Only when that
- * would block (EAGAIN), and always with BP_OPEN_DIRECT, a simulated
- * io_latency_us, an injected fault (bp_fault_set) or for readahead, the
- * read goes to the I/O engine and the thread sleeps on the page's LOCKED
- * bit as before.  Either way the page is verified (BP_OPEN_CHECKSUMS) and
- * completed the same: UPTODATE or ERROR, then LOCKED cleared with release
- * order, waking every thread waiting for the page.  An inline read saves
- * the hand-off to another thread and the wake-up back (two context
- * switches and a wake-up latency per miss).  bp_stats.inline_reads and
- * inline_blocked count the choices.  The environment variable
- * BP_READ_PATH (auto or engine), read by bp_open for AUTO only, overrides
- * it (tests and CI run the engine path so).
- * ENGINE: every read goes to the I/O engine (the behaviour before AUTO). */
+ * AUTO: the thread that missed reads it itself, with pread, as it would
+ * otherwise sleep until the page is in: a page in the OS page cache costs
+ * one copy, a page on the device one sleep in the kernel, woken by the
+ * I/O's completion itself (with BP_OPEN_DIRECT too).  No hand-off to an
+ * I/O thread and no wake-up back, which cost two context switches and a
+ * wake-up latency per miss.
+ * ENGINE: every read goes to the I/O engine (the behaviour before AUTO),
+ * the requester sleeping on the page's LOCKED bit until it is woken.
+ * CACHED: the thread that missed reads only what the kernel has cached,
+ * with preadv2(RWF_NOWAIT) (a plain pread on tmpfs and ramfs); what would
+ * block (EAGAIN), and BP_OPEN_DIRECT, go to the engine, whose io_depth
+ * then bounds the device reads in flight whatever the thread count.
+ * On every path the engine reads for readahead, under a simulated
+ * io_latency_us, and when a fault is injected (bp_fault_set); the page is
+ * verified (BP_OPEN_CHECKSUMS) and completed the same way: UPTODATE or
+ * ERROR, then LOCKED cleared with release order, waking every thread
+ * waiting for the page.  A read done by the thread that missed is not a
+ * cancellation point.  bp_stats.inline_reads, inline_blocked and read_ios
+ * count the choices.  The environment variable BP_READ_PATH (auto,
+ * engine or cached), read by bp_open for AUTO only, overrides it (tests
+ * and CI run the engine path so). */
 enum bp_read_path {
 	BP_READ_AUTO = 0,
-	BP_READ_ENGINE = 1
+	BP_READ_ENGINE = 1,
+	BP_READ_CACHED = 2
 };
 
 /* Levels of bp_config.log, most severe first (new levels may be added, so
@@ -663,9 +668,10 @@ struct bp_stats {
 	struct fwait_stats fwait;
 	/* Misses read by the faulting thread itself (bp_config.read_path):
 	 * added after the fields above so that those keep their offsets. */
-	uint64_t inline_reads;    /* reads done inline (also counted in reads) */
-	uint64_t inline_blocked;  /* inline tries that would have blocked: sent
-				   * to the engine (counted in read_ios) */
+	uint64_t inline_reads;    /* reads done by the thread that missed (also
+				   * counted in reads) */
+	uint64_t inline_blocked;  /* BP_READ_CACHED: tries that would have
+				   * blocked, sent to the engine (read_ios) */
 	struct bp_wait_hist inline_read; /* duration of each inline read (the
 					  * faulting thread's own, not a wait) */
 };
