@@ -593,9 +593,10 @@ unsigned bp_io_read_mode(const struct bp_pool *p, int fd)
 	return BP_RI_NOWAIT;
 }
 
-/* Read page tag into buf in this thread, in mode BP_RI_NOWAIT without
- * waiting for a device: 0, a positive errno (the read's result, final),
- * or -EAGAIN: it would block, the engine must do it. */
+/* Read page tag into buf in this thread: in mode BP_RI_PLAIN waiting for
+ * the device if need be, in BP_RI_NOWAIT only from the page cache.  0, a
+ * positive errno (the read's result, final), or -EAGAIN (NOWAIT): it
+ * would block, the engine must do it. */
 static int read_inline(struct bp_pool *p, struct bp_file *file, unsigned mode,
 		       unsigned char *buf, uint64_t tag)
 {
