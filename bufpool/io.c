@@ -595,8 +595,9 @@ unsigned bp_io_read_mode(const struct bp_pool *p, int fd)
 
 /* Read page tag into buf in this thread: in mode BP_RI_PLAIN waiting for
  * the device if need be, in BP_RI_NOWAIT only from the page cache.  0, a
- * positive errno (the read's result, final), or -EAGAIN (NOWAIT): it
- * would block, the engine must do it. */
+ * positive errno (the read's result, final), or for NOWAIT -EAGAIN (it
+ * would block) or -EOPNOTSUPP (RWF_NOWAIT refused): the engine must do
+ * it. */
 static int read_inline(struct bp_pool *p, struct bp_file *file, unsigned mode,
 		       unsigned char *buf, uint64_t tag)
 {
@@ -622,10 +623,12 @@ static int read_inline(struct bp_pool *p, struct bp_file *file, unsigned mode,
 	}
 	if (errno == EAGAIN)
 		return -EAGAIN;
-	if (errno == EOPNOTSUPP) {
-		/* The file system does not do RWF_NOWAIT: never ask again. */
+	if (mode == BP_RI_NOWAIT && (errno == EOPNOTSUPP || errno == EINVAL || errno == ENOSYS)) {
+		/* The file system (EOPNOTSUPP), the kernel (EINVAL: an
+		 * unknown flag; ENOSYS: no preadv2) or an emulator does not
+		 * do RWF_NOWAIT: never ask again. */
 		atomic_store_explicit(&file->read_inline, BP_RI_NONE, memory_order_relaxed);
-		return -EAGAIN;
+		return -EOPNOTSUPP;
 	}
 	return errno;
 }
@@ -643,7 +646,7 @@ static void read_page(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 		if (decide(p, r) == BP_FA_NONE && !r->delay_us) {
 			uint64_t t0 = util_now_ns();
 			int err = read_inline(p, file, mode, f->data, tag);
-			if (err != -EAGAIN) {
+			if (err != -EAGAIN && err != -EOPNOTSUPP) {
 				if (!err && (p->flags & BP_OPEN_CHECKSUMS))
 					err = verify(p, f->data, bp_tag_page(tag));
 				bp_account_wait(p, NULL, BP_H_INLINE_READ, util_now_ns() - t0);
@@ -651,7 +654,8 @@ static void read_page(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 				complete(p, r, err);
 				return;
 			}
-			bp_count(p, BP_C_INLINE_BLOCKED);
+			if (err == -EAGAIN)
+				bp_count(p, BP_C_INLINE_BLOCKED);
 		}
 	}
 	submit(p, r);
