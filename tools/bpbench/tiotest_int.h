@@ -78,6 +78,7 @@ struct tio_options {
 	unsigned io_threads;       /* 0 = pool default */
 	int readahead;             /* -1 = pool default, 0 = off */
 	unsigned io_engine;        /* bp_config.io_engine (0 = auto) */
+	unsigned read_path;        /* bp_config.read_path (0 = auto) */
 	bool direct;               /* BP_OPEN_DIRECT */
 	uint64_t seed;
 	uint32_t fault_read_ppm;   /* injected read failures per million reads */

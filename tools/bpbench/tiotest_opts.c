@@ -65,6 +65,9 @@ static void usage(FILE *o)
 		"      --io-threads N    pool I/O threads (default: the pool's, %u)\n"
 		"      --readahead N     read-ahead pages (default: the pool's, %u; 0 = off)\n"
 		"      --io-engine E     the pool's I/O engine: auto, threads or uring (default auto)\n"
+		"      --read-path P     who reads a miss: auto (the thread that missed), engine\n"
+		"                        or cached (bufpool.h, bp_read_path; default auto; a\n"
+		"                        simulated latency sends every read to the engine)\n"
 		"      --direct          open the data file with O_DIRECT (BP_OPEN_DIRECT)\n"
 		"      --policies LIST   comma-separated: broadcast,wake-all,wake-one,futex (default all)\n"
 		"      --seed N          seed of the random phases (default %u)\n"
@@ -123,6 +126,7 @@ enum {
 	OPT_MB = 256, OPT_RANDOM_OPS, OPT_PAGE_SIZE, OPT_FRAMES, OPT_BUCKETS, OPT_LATENCY,
 	OPT_IO_THREADS, OPT_READAHEAD, OPT_POLICIES, OPT_SEED, OPT_FILE, OPT_KEEP, OPT_JSON,
 	OPT_PLOT, OPT_PLOT_THREADS, OPT_PLOT_SCRIPT, OPT_FAULT_READ, OPT_IO_ENGINE, OPT_DIRECT,
+	OPT_READ_PATH,
 };
 
 /* The options that take a number: 0 or -EINVAL (message printed). */
@@ -195,6 +199,7 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 		{ "readahead", required_argument, NULL, OPT_READAHEAD },
 		{ "io-engine", required_argument, NULL, OPT_IO_ENGINE },
 		{ "direct", no_argument, NULL, OPT_DIRECT },
+		{ "read-path", required_argument, NULL, OPT_READ_PATH },
 		{ "policies", required_argument, NULL, OPT_POLICIES },
 		{ "seed", required_argument, NULL, OPT_SEED },
 		{ "fault-read-ppm", required_argument, NULL, OPT_FAULT_READ },
@@ -246,6 +251,10 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 			break;
 		case OPT_IO_ENGINE:
 			if (bench_opt_io_engine(TIO_PROG, optarg, &o->io_engine) != 0)
+				return -EINVAL;
+			break;
+		case OPT_READ_PATH:
+			if (bench_opt_read_path(TIO_PROG, optarg, &o->read_path) != 0)
 				return -EINVAL;
 			break;
 		case OPT_JSON:

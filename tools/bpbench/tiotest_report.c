@@ -140,10 +140,11 @@ void tio_report_tables(struct emitter *e, const struct tio_options *opt,
 {
 	emitter_table_printf(e, TIO_PROG ": %u threads, %" PRIu64 " pages x %" PRIu32
 			     " B per thread (%" PRIu64 " random), %" PRIu32 " frames, %" PRIu32
-			     " buckets, %" PRIu32 " us latency, I/O engine %s%s\n", opt->threads,
+			     " buckets, %" PRIu32 " us latency, I/O engine %s, read path %s%s\n",
+			     opt->threads,
 			     tio_pages_per_thread_for(opt), opt->page_size, tio_random_ops_for(opt),
 			     tio_frames_for(opt, opt->threads), all[0].nbuckets, opt->latency_us,
-			     bench_io_engine_name(opt->io_engine),
+			     bench_io_engine_name(opt->io_engine), bench_read_path_name(opt->read_path),
 			     opt->direct ? ", O_DIRECT" : "");
 	emitter_table_printf(e, "(%ld CPUs online; 1-minute load average at the start of each "
 			     "policy's Write:", sysconf(_SC_NPROCESSORS_ONLN));
