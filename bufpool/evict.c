@@ -303,6 +303,9 @@ static struct bp_frame *clock_next(struct bp_pool *p, struct clock_run *run)
 static void clock_give_back(struct bp_pool *p, const struct clock_run *run)
 {
 	uint64_t end = run->end;
+	/* Relaxed, as the fetch_add: the hand orders nothing, it only says
+	 * where the next sweeper looks; if another took a run meanwhile the
+	 * CAS fails and the frames not looked at wait for the next lap. */
 	if (run->left)
 		atomic_compare_exchange_strong_explicit(&p->clock_hand, &end, run->end - run->left,
 							memory_order_relaxed, memory_order_relaxed);

@@ -640,25 +640,25 @@ static void read_page(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 	init_req(r, f, BP_IO_READ, tag);
 	struct bp_file *file = bp_file_of(p, tag);
 	unsigned mode = atomic_load_explicit(&file->read_inline, memory_order_relaxed);
-	if (mode != BP_RI_NONE) {
-		/* The fault is decided once, here; an injected one (or a
-		 * delay) is the engine's to apply, with this decision. */
-		if (decide(p, r) == BP_FA_NONE && !r->delay_us) {
-			uint64_t t0 = util_now_ns();
-			int err = read_inline(p, file, mode, f->data, tag);
-			if (err != -EAGAIN && err != -EOPNOTSUPP) {
-				if (!err && (p->flags & BP_OPEN_CHECKSUMS))
-					err = verify(p, f->data, bp_tag_page(tag));
-				bp_account_wait(p, NULL, BP_H_INLINE_READ, util_now_ns() - t0);
-				CHAOS_POINT("io.c:bp_io_read:inline_before_complete");
-				complete(p, r, err);
-				return;
-			}
-			if (err == -EAGAIN)
-				bp_count(p, BP_C_INLINE_BLOCKED);
-		}
+	/* The fault is decided once, here; an injected one (or a delay) is
+	 * the engine's to apply, with this decision. */
+	if (mode == BP_RI_NONE || decide(p, r) != BP_FA_NONE || r->delay_us) {
+		submit(p, r);
+		return;
 	}
-	submit(p, r);
+	uint64_t t0 = util_now_ns();
+	int err = read_inline(p, file, mode, f->data, tag);
+	if (err == -EAGAIN || err == -EOPNOTSUPP) {
+		if (err == -EAGAIN)
+			bp_count(p, BP_C_INLINE_BLOCKED);
+		submit(p, r);
+		return;
+	}
+	if (!err && (p->flags & BP_OPEN_CHECKSUMS))
+		err = verify(p, f->data, bp_tag_page(tag));
+	bp_account_wait(p, NULL, BP_H_INLINE_READ, util_now_ns() - t0);
+	CHAOS_POINT("io.c:bp_io_read:inline_before_complete");
+	complete(p, r, err);
 }
 
 void bp_io_read(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
