@@ -165,33 +165,33 @@ static int build_page_table(struct bp_pool *p, unsigned partitions)
 	return 0;
 }
 
-/* The engine asked for: cfg's, or for AUTO the environment's BP_IO_ENGINE
- * (threads, uring, auto: how tests and CI run one build on each engine).
- * Read once per bp_open; the pool keeps no global state. */
-static unsigned engine_wanted(const struct bp_config *cfg)
+/* A choice of the config, asked (0 is AUTO for both): asked, or for AUTO
+ * the environment variable var's value, names[v] standing for v (NULL
+ * names none; an unknown or absent value is AUTO).  BP_IO_ENGINE (auto,
+ * threads, uring) and BP_READ_PATH (auto, engine, cached) are how tests
+ * and CI run one build on each engine and read path.  Read once per
+ * bp_open; the pool keeps no global state. */
+static unsigned wanted(unsigned asked, const char *var, const char *const names[], unsigned n)
 {
-	if (cfg->io_engine != BP_IO_ENGINE_AUTO)
-		return cfg->io_engine;
-	const char *env = getenv("BP_IO_ENGINE");
-	if (env && !strcmp(env, "threads"))
-		return BP_IO_ENGINE_THREADS;
-	if (env && !strcmp(env, "uring"))
-		return BP_IO_ENGINE_URING;
-	return BP_IO_ENGINE_AUTO;
+	const char *env = asked ? NULL : getenv(var);
+	for (unsigned v = 0; env && v < n; v++)
+		if (names[v] && !strcmp(env, names[v]))
+			return v;
+	return asked;
 }
 
-/* The read path asked for: cfg's, or for AUTO the environment's
- * BP_READ_PATH (auto, engine, cached), as engine_wanted. */
+static unsigned engine_wanted(const struct bp_config *cfg)
+{
+	static const char *const names[] = {
+		[BP_IO_ENGINE_THREADS] = "threads", [BP_IO_ENGINE_URING] = "uring" };
+	return wanted(cfg->io_engine, "BP_IO_ENGINE", names, BP_IO_ENGINE_URING + 1);
+}
+
 static unsigned read_path_wanted(const struct bp_config *cfg)
 {
-	const char *env = getenv("BP_READ_PATH");
-	if (cfg->read_path != BP_READ_AUTO || !env)
-		return cfg->read_path;
-	if (!strcmp(env, "engine"))
-		return BP_READ_ENGINE;
-	if (!strcmp(env, "cached"))
-		return BP_READ_CACHED;
-	return BP_READ_AUTO;
+	static const char *const names[] = {
+		[BP_READ_ENGINE] = "engine", [BP_READ_CACHED] = "cached" };
+	return wanted(cfg->read_path, "BP_READ_PATH", names, BP_READ_CACHED + 1);
 }
 
 /* Stages reached by bp_open, undone in reverse by pool_destroy. */
