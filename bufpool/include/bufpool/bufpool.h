@@ -14,11 +14,12 @@
  * parks in the pool's single fwait_table.
  *
  *   - bp_get pins a page.  If it is absent, exactly one thread claims a
- *     frame, sets BP_LOCKED and submits the read; every other thread that
- *     wants the page pins the same frame and waits on (frame, BP_LOCKED)
- *     with fwait_bit_wait, as lock_page / wait_on_page_locked.  An I/O
- *     thread completes the read, sets BP_UPTODATE or BP_ERROR and clears
- *     BP_LOCKED with fwait_bit_unlock.
+ *     frame, sets BP_LOCKED and reads the page (itself, or through the I/O
+ *     engine: bp_config.read_path); every other thread that wants the page
+ *     pins the same frame and waits on (frame, BP_LOCKED) with
+ *     fwait_bit_wait, as lock_page / wait_on_page_locked.  Whoever did the
+ *     read sets BP_UPTODATE or BP_ERROR and clears BP_LOCKED with
+ *     fwait_bit_unlock.
  *   - Content latches (bp_latch) are shared/exclusive, phase-fair:
  *     exclusive waiters are served one at a time in FIFO order, shared
  *     waiters all together, and neither side starves.
