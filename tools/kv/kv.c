@@ -217,7 +217,7 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 {
 	struct bp_read cur, next;
 	/* The root word, in the C11 model (its one argument; kv.md points
-	 * here).  The root split (upsert_pessimistic) makes the new root R with
+	 * here).  The root split (grow_root) makes the new root R with
 	 * kv_new_node, which latches R exclusive before writing it, and stores
 	 * the word with a release store while R and the old root P are still
 	 * latched exclusive.
