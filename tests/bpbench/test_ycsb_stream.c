@@ -46,8 +46,9 @@ START_TEST(op_flags)
 	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		const struct ycsb_op_info *o = &ycsb_ops[want[i].op];
 		ck_assert_msg(o->writes == want[i].writes && o->adds == want[i].adds &&
-			      o->scans == want[i].scans, "op %s: writes %d adds %d scans %d",
-			      o->name, o->writes, o->adds, o->scans);
+			      o->scans == want[i].scans, "op %d (%s): writes %d adds %d scans %d",
+			      (int)want[i].op, o->name ? o->name : "no row", o->writes, o->adds,
+			      o->scans);
 	}
 }
 END_TEST
