@@ -127,18 +127,21 @@ static int child_puts(void *p)
 START_TEST(committed_puts_survive_a_crash)
 {
 	struct puts_arg a = {.n = 3000, .ver = 1, .sync = _i == 0, .checkpoint_bytes = 0};
+	const char *how = a.sync ? "sync_commit" : "kv_commit"; /* the variant, _i 0 or 1 */
 	crash_after(child_puts, &a);
 	struct kv_store *kv;
 	uint64_t recovered;
 	reopen_checked(&kv, &recovered);
-	ck_assert_uint_gt(recovered, 0);
+	ck_assert_msg(recovered > 0, "%s: nothing replayed", how);
 	for (uint64_t i = 0; i < a.n; i++)
-		ck_assert_msg(value_is(kv, scatter(i), 1) == 0, "key %llu lost", (unsigned long long)i);
+		ck_assert_msg(value_is(kv, scatter(i), 1) == 0, "%s: key %llu lost", how,
+			      (unsigned long long)i);
 	ck_assert_int_eq(kv_close(kv), 0);
 	/* After a clean close nothing is left to replay. */
 	reopen_checked(&kv, &recovered);
-	ck_assert_uint_eq(recovered, 0);
-	ck_assert_int_eq(value_is(kv, scatter(7), 1), 0);
+	ck_assert_msg(recovered == 0, "%s: %llu records replayed after a clean close", how,
+		      (unsigned long long)recovered);
+	ck_assert_msg(value_is(kv, scatter(7), 1) == 0, "%s: key 7 lost after a clean close", how);
 	ck_assert_int_eq(kv_close(kv), 0);
 }
 END_TEST

@@ -3,7 +3,9 @@
  * bench_opt.h).
  *
  * Design note: layer: bpbench, on util (layer 0) and bufpool.h's limits;
- * each function is one util_opt_* call plus the check it cannot express.
+ * each number's function is one util_opt_* call plus the check it cannot
+ * express; every name option is one bench_choice table and the one lookup,
+ * bench_opt_choice, so all refuse a name in one format.
  */
 #include "bench_opt.h"
 
@@ -57,60 +59,63 @@ int bench_opt_double_above(const char *prog, const char *opt, const char *s, dou
 	return rc;
 }
 
-/* One table per choice: the name a user types, the value it stands for. */
-struct bench_name {
-	const char *name;
-	unsigned value;
-};
-
-static const struct bench_name io_engines[] = {
-	{"auto", BP_IO_ENGINE_AUTO}, {"threads", BP_IO_ENGINE_THREADS}, {"uring", BP_IO_ENGINE_URING},
-};
-static const struct bench_name read_paths[] = {
-	{"auto", BP_READ_AUTO}, {"engine", BP_READ_ENGINE}, {"cached", BP_READ_CACHED},
-};
-
-static int by_name(const char *prog, const char *opt, const struct bench_name *t, size_t n,
-		   const char *s, unsigned *out)
+int bench_opt_choice(const char *prog, const char *opt, const char *s,
+		     const struct bench_choice *tab, size_t n, int *out)
 {
 	for (size_t i = 0; i < n; i++)
-		if (!strcmp(s, t[i].name)) {
-			*out = t[i].value;
+		if (!strcmp(s, tab[i].name)) {
+			*out = tab[i].value;
 			return 0;
 		}
 	fprintf(stderr, "%s: %s wants", prog, opt);
 	for (size_t i = 0; i < n; i++)
-		fprintf(stderr, "%s %s", i == 0 ? "" : i + 1 == n ? " or" : ",", t[i].name);
+		fprintf(stderr, "%s %s", i == 0 ? "" : i + 1 == n ? " or" : ",", tab[i].name);
 	fprintf(stderr, ", not '%s'\n", s);
 	return -EINVAL;
 }
 
-static const char *name_of(const struct bench_name *t, size_t n, unsigned v)
+const char *bench_choice_name(const struct bench_choice *tab, size_t n, int value)
 {
 	for (size_t i = 0; i < n; i++)
-		if (t[i].value == v)
-			return t[i].name;
+		if (tab[i].value == value)
+			return tab[i].name;
 	return "?";
 }
 
-#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+static const struct bench_choice io_engines[] = {
+	{"auto", BP_IO_ENGINE_AUTO}, {"threads", BP_IO_ENGINE_THREADS}, {"uring", BP_IO_ENGINE_URING},
+};
+static const struct bench_choice read_paths[] = {
+	{"auto", BP_READ_AUTO}, {"engine", BP_READ_ENGINE}, {"cached", BP_READ_CACHED},
+};
+
+/* The options whose value is an unsigned field of the tools' options. */
+static int choice_unsigned(const char *prog, const char *opt, const char *s,
+			   const struct bench_choice *tab, size_t n, unsigned *out)
+{
+	int v;
+	int rc = bench_opt_choice(prog, opt, s, tab, n, &v);
+	if (rc == 0)
+		*out = (unsigned)v;
+	return rc;
+}
 
 int bench_opt_io_engine(const char *prog, const char *s, unsigned *out)
 {
-	return by_name(prog, "--io-engine", io_engines, NELEM(io_engines), s, out);
+	return choice_unsigned(prog, "--io-engine", s, io_engines, BENCH_NCHOICES(io_engines), out);
 }
 
 int bench_opt_read_path(const char *prog, const char *s, unsigned *out)
 {
-	return by_name(prog, "--read-path", read_paths, NELEM(read_paths), s, out);
+	return choice_unsigned(prog, "--read-path", s, read_paths, BENCH_NCHOICES(read_paths), out);
 }
 
 const char *bench_io_engine_name(unsigned engine)
 {
-	return name_of(io_engines, NELEM(io_engines), engine);
+	return bench_choice_name(io_engines, BENCH_NCHOICES(io_engines), (int)engine);
 }
 
 const char *bench_read_path_name(unsigned path)
 {
-	return name_of(read_paths, NELEM(read_paths), path);
+	return bench_choice_name(read_paths, BENCH_NCHOICES(read_paths), (int)path);
 }

@@ -1,6 +1,7 @@
 /*
  * bench_opt.h - the option values both bpbench workloads take beyond what
- * util/opt.h checks: 32-bit counts, a page size, a number with open ends.
+ * util/opt.h checks: 32-bit counts, a page size, a number with open ends,
+ * a name from a table of choices.
  *
  * Design note: bpbench's, on util/opt.h (layer 0) and bufpool.h's page
  * size limits and engine names.  Each wraps one util_opt_* call and adds the one check it
@@ -12,6 +13,7 @@
 #define TOOLS_BPBENCH_BENCH_OPT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 int bench_opt_u32(const char *prog, const char *opt, const char *s, uint32_t min, uint32_t max,
@@ -21,6 +23,20 @@ int bench_opt_page_size(const char *prog, const char *s, uint32_t *out);
 /* A number in (lo, hi), or (lo, hi] when hi_closed. */
 int bench_opt_double_above(const char *prog, const char *opt, const char *s, double lo,
 			   double hi, bool hi_closed, double *out);
+
+/* One table per choice: the name a user types, the value it stands for. */
+struct bench_choice {
+	const char *name;
+	int value;
+};
+#define BENCH_NCHOICES(tab) (sizeof(tab) / sizeof((tab)[0]))
+
+/* *out = the value of the row of tab[0..n) named s; a refusal lists the
+ * names: "<prog>: <opt> wants a, b or c, not '<s>'". */
+int bench_opt_choice(const char *prog, const char *opt, const char *s,
+		     const struct bench_choice *tab, size_t n, int *out);
+/* The name of value's row in tab[0..n), or "?". */
+const char *bench_choice_name(const struct bench_choice *tab, size_t n, int value);
 
 /* --io-engine: auto, threads or uring (enum bp_io_engine_kind). */
 int bench_opt_io_engine(const char *prog, const char *s, unsigned *out);

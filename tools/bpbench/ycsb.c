@@ -38,8 +38,8 @@
 /* Allocations, the workers (their lock, their generators). */
 static int run_init(struct ycsb_run *R)
 {
-	bool mixes_insert = R->o.mix->p[OP_INSERT] > 0;
-	R->capacity = R->o.records + (mixes_insert ? (R->o.ops ? R->o.ops : UINT64_C(1) << 24) : 0);
+	bool adds = ycsb_mix_does(R->o.mix).adds;
+	R->capacity = R->o.records + (adds ? (R->o.ops ? R->o.ops : UINT64_C(1) << 24) : 0);
 	R->versions = calloc(R->capacity, sizeof(*R->versions));
 	R->w = calloc(R->o.threads, sizeof(*R->w));
 	if (!R->versions || !R->w) {

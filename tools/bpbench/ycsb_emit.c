@@ -87,7 +87,7 @@ void ycsb_emit_latency_table(struct emitter *h, struct emitter *j,
 			     "       max\n");
 	for (int op = 0; op < OP_COUNT; op++)
 		if (per[op].count)
-			ycsb_emit_latency(h, j, ycsb_op_names[op], &per[op]);
+			ycsb_emit_latency(h, j, ycsb_ops[op].name, &per[op]);
 	ycsb_emit_latency(h, j, "all", all);
 }
 

@@ -203,9 +203,10 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		fprintf(stderr, YCSB_PROG ": --checkpoint-bytes needs --durable\n");
 		return -EINVAL;
 	}
-	/* the copy is taken once: a write after it would not be in it */
-	if (o->no_pool && (o->mix->p[OP_UPDATE] > 0 || o->mix->p[OP_INSERT] > 0 ||
-			   o->mix->p[OP_SCAN] > 0 || o->mix->p[OP_RMW] > 0)) {
+	/* the copy is taken once: a write after it would not be in it; and
+	 * the floor does point lookups only */
+	struct ycsb_op_info does = ycsb_mix_does(o->mix);
+	if (o->no_pool && (does.writes || does.scans)) {
 		fprintf(stderr, YCSB_PROG ": --no-pool needs a read-only workload (C), "
 			"and workload %c writes\n", o->mix->name);
 		return -EINVAL;

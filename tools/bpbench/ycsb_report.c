@@ -19,8 +19,9 @@
  * JSON line with the same figures.
  *
  * --durable adds the log's figures (report_log) to the load and the run,
- * and a "commit" row to the latency table: the update, insert and
- * read-modify-write histograms merged.  With sync_commit a write returns
+ * and a "commit" row to the latency table: the histograms of the
+ * operations that write (ycsb_ops[].writes: update, insert and
+ * read-modify-write) merged.  With sync_commit a write returns
  * only once its change is in the log on disk, so its latency is the
  * commit latency as a client sees it (the wait for the group's fsync and
  * the tree work before it); the store offers no separate reading of the
@@ -272,6 +273,30 @@ static void report_result_json(struct ycsb_run *R, const struct bp_stats *s, uin
 	emitter_dict_end(j);
 }
 
+/* The "commit" row: the writes' rows merged, as each includes its commit
+ * (see above), and the note that names them ("the update, insert and rmw
+ * rows together"). */
+static void report_commit(struct ycsb_run *R, const struct util_hist per[OP_COUNT])
+{
+	struct util_hist commit = {0};
+	int writes = 0;
+	for (int op = 0; op < OP_COUNT; op++)
+		if (ycsb_ops[op].writes) {
+			util_hist_merge(&commit, &per[op]);
+			writes++;
+		}
+	ycsb_emit_latency(&R->out, ycsb_json(R), "commit", &commit);
+	emitter_table_printf(&R->out, "  (commit: the");
+	for (int op = 0, k = 0; op < OP_COUNT; op++) {
+		if (!ycsb_ops[op].writes)
+			continue;
+		const char *sep = k == 0 ? "" : k == writes - 1 ? " and" : ",";
+		emitter_table_printf(&R->out, "%s %s", sep, ycsb_ops[op].name);
+		k++;
+	}
+	emitter_table_printf(&R->out, " rows together; each returned once durable)\n");
+}
+
 void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struct cpu_usage u1)
 {
 	struct util_hist all = {0}, per[OP_COUNT] = {{0}};
@@ -287,15 +312,8 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 	if (R->o.durable)
 		report_log(R, "run", secs);
 	ycsb_emit_latency_table(h, ycsb_json(R), per, &all);
-	if (R->o.durable) { /* the writes, which include their commit (see above) */
-		struct util_hist commit = {0};
-		util_hist_merge(&commit, &per[OP_UPDATE]);
-		util_hist_merge(&commit, &per[OP_INSERT]);
-		util_hist_merge(&commit, &per[OP_RMW]);
-		ycsb_emit_latency(h, ycsb_json(R), "commit", &commit);
-		emitter_table_printf(h, "  (commit: the update, insert and rmw rows together; each "
-				     "returned once durable)\n");
-	}
+	if (R->o.durable)
+		report_commit(R, per);
 	emitter_table_printf(h, "cpu per op: user %.2f us, sys %.2f us (whole process, incl. I/O "
 			     "threads)\n", cost.user_us, cost.sys_us);
 	report_misses(R, &s, ops);

@@ -1,6 +1,6 @@
 /*
- * ycsb_stream.c - the YCSB operation stream (see ycsb_stream.h): the mix
- * table, the operation choice, the value codec.
+ * ycsb_stream.c - the YCSB operation stream (see ycsb_stream.h): the
+ * operation table, the mix table, the operation choice, the value codec.
  *
  * Design note: layer: ycsb_common, on gen.c and libc; constant tables and
  * pure functions, nothing shared but read-only data.
@@ -10,16 +10,23 @@
 #include <errno.h>
 #include <string.h>
 
-const char *const ycsb_op_names[OP_COUNT] = {"read", "update", "insert", "scan", "rmw"};
+const struct ycsb_op_info ycsb_ops[OP_COUNT] = {
+	[OP_READ] = {.name = "read"},
+	[OP_UPDATE] = {.name = "update", .writes = true},
+	[OP_INSERT] = {.name = "insert", .writes = true, .adds = true},
+	[OP_SCAN] = {.name = "scan", .scans = true},
+	[OP_RMW] = {.name = "rmw", .writes = true},
+};
 const char *const ycsb_dist_names[3] = {"zipfian", "uniform", "latest"};
 
+/* The YCSB core workloads; an operation a row does not name has no share. */
 static const struct ycsb_mix mixes[] = {
-	{'A', {0.50, 0.50, 0, 0, 0}, DIST_ZIPFIAN},
-	{'B', {0.95, 0.05, 0, 0, 0}, DIST_ZIPFIAN},
-	{'C', {1.00, 0, 0, 0, 0}, DIST_ZIPFIAN},
-	{'D', {0.95, 0, 0.05, 0, 0}, DIST_LATEST},
-	{'E', {0, 0, 0.05, 0.95, 0}, DIST_ZIPFIAN},
-	{'F', {0.50, 0, 0, 0, 0.50}, DIST_ZIPFIAN},
+	{.name = 'A', .p = {[OP_READ] = 0.50, [OP_UPDATE] = 0.50}, .dist = DIST_ZIPFIAN},
+	{.name = 'B', .p = {[OP_READ] = 0.95, [OP_UPDATE] = 0.05}, .dist = DIST_ZIPFIAN},
+	{.name = 'C', .p = {[OP_READ] = 1.00}, .dist = DIST_ZIPFIAN},
+	{.name = 'D', .p = {[OP_READ] = 0.95, [OP_INSERT] = 0.05}, .dist = DIST_LATEST},
+	{.name = 'E', .p = {[OP_INSERT] = 0.05, [OP_SCAN] = 0.95}, .dist = DIST_ZIPFIAN},
+	{.name = 'F', .p = {[OP_READ] = 0.50, [OP_RMW] = 0.50}, .dist = DIST_ZIPFIAN},
 };
 
 const struct ycsb_mix *ycsb_mix_named(const char *arg)
@@ -43,6 +50,18 @@ int ycsb_dist_named(const char *arg, int n, enum key_dist *d)
 			return 0;
 		}
 	return -EINVAL;
+}
+
+struct ycsb_op_info ycsb_mix_does(const struct ycsb_mix *m)
+{
+	struct ycsb_op_info does = {0};
+	for (int i = 0; i < OP_COUNT; i++)
+		if (m->p[i] > 0) {
+			does.writes |= ycsb_ops[i].writes;
+			does.adds |= ycsb_ops[i].adds;
+			does.scans |= ycsb_ops[i].scans;
+		}
+	return does;
 }
 
 enum ycsb_op ycsb_pick_op(const struct ycsb_mix *m, struct rng *r)

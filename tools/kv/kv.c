@@ -217,7 +217,7 @@ static int opt_descend(struct kv_store *kv, uint64_t key, unsigned stop, struct 
 {
 	struct bp_read cur, next;
 	/* The root word, in the C11 model (its one argument; kv.md points
-	 * here).  The root split (upsert_pessimistic) makes the new root R with
+	 * here).  The root split (grow_root) makes the new root R with
 	 * kv_new_node, which latches R exclusive before writing it, and stores
 	 * the word with a release store while R and the old root P are still
 	 * latched exclusive.
@@ -512,106 +512,169 @@ static int split_inner(struct kv_store *kv, struct kv_change *ch, struct bp_fram
 	return rc;
 }
 
-/* The pessimistic insert: exclusive latches down the tree; path[0] is the
- * meta page, path[first..depth) the pages still latched.  Everything above
- * a safe (not full) node is released, so a split stops at path[first] or,
- * if that is the meta page, grows a new root.  The meta page is latched
- * shared first and exclusive only on a retry when the root itself is full.
+/* The pessimistic insert's latched path: f[0] is the meta page (latched
+ * in meta_mode), f[1..depth) the nodes from the root down to the leaf,
+ * each latched exclusive; f[first..depth) are the pages still latched. */
+struct kv_path {
+	struct bp_frame *f[KV_MAX_HEIGHT + 2];
+	unsigned first, depth;
+	enum bp_latch_mode meta_mode;
+};
+
+/* Unlatch (and unpin) the path's pages below index upto, top first. */
+static void path_release(struct kv_store *kv, struct kv_path *p, unsigned upto)
+{
+	for (; p->first < upto; p->first++)
+		kv_node_unlatch_unpin(kv, p->f[p->first],
+				      p->first ? BP_LATCH_EXCLUSIVE : p->meta_mode);
+}
+
+enum { PATH_AT_LEAF = 0, PATH_ROOT_FULL = 1 };
+
+/* Step 1 of upsert_pessimistic: latch the meta page in p->meta_mode, then
+ * go down to key's leaf with exclusive latches, releasing everything above
+ * a safe (not full) node: a split stops there, so p->f[p->first] is the
+ * highest page it can change (the meta page: the root splits).
+ * PATH_AT_LEAF; PATH_ROOT_FULL, nothing latched: the root is full and the
+ * meta page was only shared (go again with it exclusive); or the error,
+ * what was latched still in the path. */
+static int descend_exclusive(struct kv_store *kv, uint64_t key, struct kv_path *p)
+{
+	bp_latch(kv->pool, kv->meta, p->meta_mode);
+	p->f[0] = kv->meta;
+	p->first = 0;
+	p->depth = 1;
+	uint64_t pageno = ((const struct kv_meta *)bp_data(kv->meta))->root;
+	for (;;) {
+		struct bp_frame *f;
+		int rc = kv_node_pin_latch(kv, pageno, BP_LATCH_EXCLUSIVE, &f);
+		if (rc)
+			return rc;
+		p->f[p->depth++] = f;
+		if (kv_hdr_of(f)->nkeys < kv_node_cap(kv, f)) { /* safe: release ancestors */
+			path_release(kv, p, p->depth - 1);
+		} else if (p->depth == 2 && p->meta_mode == BP_LATCH_SHARED) { /* full root */
+			kv_node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
+			bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
+			p->first = p->depth; /* nothing left to release */
+			return PATH_ROOT_FULL;
+		}
+		if (kv_hdr_of(f)->level == 0)
+			return PATH_AT_LEAF;
+		if (p->depth == KV_MAX_HEIGHT + 2)
+			return -EBADMSG;
+		pageno = kv_children_of(kv, f)[kv_upper_bound(kv_keys_of(f), kv_hdr_of(f)->nkeys, key)];
+	}
+}
+
+/* The root split: a new root above the old one, the pair's two halves its
+ * only children (as nbtree's _bt_newroot), so the tree grows at the top
+ * and every leaf stays at one depth.  The meta page is latched exclusive
+ * (step 1 went again for it) and joins the change with the new root. */
+static int grow_root(struct kv_store *kv, struct kv_change *ch, uint64_t sep, uint64_t right)
+{
+	struct kv_meta *m = bp_data(kv->meta);
+	struct bp_frame *rf;
+	uint64_t rpage;
+	if (m->height + 1 >= KV_MAX_HEIGHT)
+		return -EFBIG;
+	int rc = kv_new_node(kv, ch, m->height + 1, &rpage, &rf);
+	if (rc)
+		return rc;
+	kv_keys_of(rf)[0] = sep;
+	kv_children_of(kv, rf)[0] = m->root;
+	kv_children_of(kv, rf)[1] = right;
+	kv_hdr_of(rf)->nkeys = 1;
+	kv_change_page(kv, ch, rf);
+	m->root = rpage;
+	m->height++;
+	/* Release, with rf (the new root) and the old root still latched
+	 * exclusive: opt_descend says what it pairs with. */
+	atomic_store_explicit(&kv->root_word, KV_ROOT_WORD(rpage, m->height),
+			      memory_order_release);
+	kv_change_page(kv, ch, kv->meta);
+	return 0;
+}
+
+/* Step 4: the pair (sep, right) a split made into the parents, from the
+ * leaf's up: a node with room takes it; a full one splits and passes its
+ * own pair up; reaching the meta page, the root split (grow_root).  Step
+ * 1 latched every page this can reach. */
+static int insert_upward(struct kv_store *kv, struct kv_change *ch, const struct kv_path *p,
+			 uint64_t sep, uint64_t right)
+{
+	for (unsigned i = p->depth - 2;; i--) {
+		struct bp_frame *f = p->f[i];
+		if (f == kv->meta)
+			return grow_root(kv, ch, sep, right);
+		if (kv_hdr_of(f)->nkeys < kv->inner_cap) {
+			inner_insert(kv, f, sep, right);
+			kv_change_page(kv, ch, f);
+			return 0;
+		}
+		int rc = split_inner(kv, ch, f, &sep, &right);
+		if (rc)
+			return rc;
+	}
+}
+
+/* Steps 2 and 3 (and 4) on the latched leaf: 0 (key was there: updated),
+ * 1 (inserted), or the error. */
+static int upsert_leaf(struct kv_store *kv, struct kv_change *ch, const struct kv_path *p,
+		       uint64_t key, kv_fill_fn fill, void *arg)
+{
+	struct bp_frame *leaf = p->f[p->depth - 1];
+	unsigned n = kv_hdr_of(leaf)->nkeys, pos = kv_lower_bound(kv_keys_of(leaf), n, key);
+	/* 2. No split after all: another writer got here between the
+	 * optimistic try and step 1. */
+	if (pos < n && kv_keys_of(leaf)[pos] == key) { /* someone inserted it meanwhile */
+		fill(kv_value_at(kv, leaf, pos), true, arg);
+		change_upsert(ch, leaf, key, kv_value_at(kv, leaf, pos));
+		return 0;
+	}
+	if (n < kv->leaf_cap) { /* someone split it meanwhile */
+		uint8_t *v = kv_leaf_open_slot(kv, leaf, pos, key);
+		fill(v, false, arg);
+		change_upsert(ch, leaf, key, v);
+		return 1;
+	}
+	/* 3. Split the leaf, key in its half; 4. its pair into the parents. */
+	uint64_t sep, right;
+	int rc = split_leaf(kv, ch, leaf, pos, key, fill, arg, &sep, &right);
+	if (rc == 0)
+		rc = insert_upward(kv, ch, p, sep, right);
+	/* A split that fails half way (no memory or frame for a new page) can
+	 * leave a new sibling reachable only through the leaf chain; kv_check
+	 * reports it.  What was changed is logged all the same (step 5), so
+	 * the file and the log agree with memory. */
+	return rc ? rc : 1;
+}
+
+/* The pessimistic insert, for a key whose leaf was full:
+ *   1. exclusive latches down the tree (descend_exclusive), everything
+ *      above a safe (not full) node released, so a split stops at the
+ *      highest page still latched or, if that is the meta page, grows a
+ *      new root; the meta page is latched shared first and exclusive
+ *      only on a second descent when the root itself is full;
+ *   2. the leaf, if it needs no split after all (upsert_leaf);
+ *   3. else split it (split_leaf),
+ *   4. and insert the new pair into the parents, splitting the full ones,
+ *      up to a new root if need be (insert_upward, grow_root);
+ *   5. log the change, then unlatch the path.
  * The whole split is one change: every page it touched is logged as an
  * image in one record, before any of them is unlatched. */
 static int upsert_pessimistic(struct kv_store *kv, uint64_t key, kv_fill_fn fill, void *arg,
 			      enum bp_latch_mode meta_mode, uint64_t *end)
 {
-	struct bp_frame *path[KV_MAX_HEIGHT + 2];
+	struct kv_path p = {.meta_mode = meta_mode};
 	struct kv_change ch = {0};
-	unsigned first = 0, depth = 1, i;
-	int rc;
-	bp_latch(kv->pool, kv->meta, meta_mode);
-	path[0] = kv->meta;
-	uint64_t pageno = ((const struct kv_meta *)bp_data(kv->meta))->root;
-	for (;;) {
-		struct bp_frame *f;
-		rc = kv_node_pin_latch(kv, pageno, BP_LATCH_EXCLUSIVE, &f);
-		if (rc)
-			goto out;
-		path[depth++] = f;
-		if (kv_hdr_of(f)->nkeys < kv_node_cap(kv, f)) { /* safe: release ancestors */
-			for (; first < depth - 1; first++)
-				kv_node_unlatch_unpin(kv, path[first], first ? BP_LATCH_EXCLUSIVE : meta_mode);
-		} else if (depth == 2 && meta_mode == BP_LATCH_SHARED) { /* full root */
-			kv_node_unlatch_unpin(kv, f, BP_LATCH_EXCLUSIVE);
-			bp_unlatch(kv->pool, kv->meta, BP_LATCH_SHARED);
-			return upsert_pessimistic(kv, key, fill, arg, BP_LATCH_EXCLUSIVE, end);
-		}
-		if (kv_hdr_of(f)->level == 0)
-			break;
-		if (depth == KV_MAX_HEIGHT + 2) {
-			rc = -EBADMSG;
-			goto out;
-		}
-		pageno = kv_children_of(kv, f)[kv_upper_bound(kv_keys_of(f), kv_hdr_of(f)->nkeys, key)];
-	}
-	struct bp_frame *leaf = path[depth - 1];
-	unsigned n = kv_hdr_of(leaf)->nkeys, pos = kv_lower_bound(kv_keys_of(leaf), n, key);
-	if (pos < n && kv_keys_of(leaf)[pos] == key) { /* someone inserted it meanwhile */
-		fill(kv_value_at(kv, leaf, pos), true, arg);
-		change_upsert(&ch, leaf, key, kv_value_at(kv, leaf, pos));
-		goto out;
-	}
-	rc = 1;
-	if (n < kv->leaf_cap) { /* someone split it meanwhile */
-		uint8_t *v = kv_leaf_open_slot(kv, leaf, pos, key);
-		fill(v, false, arg);
-		change_upsert(&ch, leaf, key, v);
-		goto out;
-	}
-	uint64_t sep, right;
-	int err = split_leaf(kv, &ch, leaf, pos, key, fill, arg, &sep, &right);
-	for (i = depth - 2; err == 0; i--) {
-		struct bp_frame *f = path[i];
-		if (f == kv->meta) { /* the root split: grow a new root above it */
-			struct kv_meta *m = bp_data(f);
-			struct bp_frame *rf;
-			uint64_t rpage;
-			if (m->height + 1 >= KV_MAX_HEIGHT) {
-				err = -EFBIG;
-				break;
-			}
-			err = kv_new_node(kv, &ch, m->height + 1, &rpage, &rf);
-			if (err)
-				break;
-			kv_keys_of(rf)[0] = sep;
-			kv_children_of(kv, rf)[0] = m->root;
-			kv_children_of(kv, rf)[1] = right;
-			kv_hdr_of(rf)->nkeys = 1;
-			kv_change_page(kv, &ch, rf);
-			m->root = rpage;
-			m->height++;
-			/* Release, with rf (the new root) and the old root
-			 * still latched exclusive: opt_descend says what it
-			 * pairs with. */
-			atomic_store_explicit(&kv->root_word, KV_ROOT_WORD(rpage, m->height),
-					      memory_order_release);
-			kv_change_page(kv, &ch, f);
-			break;
-		}
-		if (kv_hdr_of(f)->nkeys < kv->inner_cap) {
-			inner_insert(kv, f, sep, right);
-			kv_change_page(kv, &ch, f);
-			break;
-		}
-		err = split_inner(kv, &ch, f, &sep, &right);
-	}
-	/* A split that fails half way (no memory or frame for a new page) can
-	 * leave a new sibling reachable only through the leaf chain; kv_check
-	 * reports it.  What was changed is logged all the same, so the file
-	 * and the log agree with memory. */
-	if (err)
-		rc = err;
-out:;
+	int rc = descend_exclusive(kv, key, &p);
+	if (rc == PATH_ROOT_FULL)
+		return upsert_pessimistic(kv, key, fill, arg, BP_LATCH_EXCLUSIVE, end);
+	if (rc == PATH_AT_LEAF)
+		rc = upsert_leaf(kv, &ch, &p, key, fill, arg);
 	int lrc = kv_change_finish(kv, &ch, end);
-	for (; first < depth; first++)
-		kv_node_unlatch_unpin(kv, path[first], first ? BP_LATCH_EXCLUSIVE : meta_mode);
+	path_release(kv, &p, p.depth);
 	return rc < 0 ? rc : lrc ? lrc : rc;
 }
 
