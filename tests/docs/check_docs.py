@@ -22,6 +22,9 @@ Four kinds of fact, each checked against its one home:
   test     every test a quoted `meson test -C build 'NAME'` names is
            registered (this build's list, or a test('NAME' of a
            meson.build, for tests another configuration adds).
+  option   every --option quoted is one the tools, scripts or tests spell.
+  commit   every commit quoted (7 to 40 hex digits) is in the history (in a
+           git checkout; a tarball skips it).
   map      docs/architecture.md's tables of each library's files give
            each file the layer and the calls its head comment's Layer
            paragraph gives it (tests/layers checks those against nm).
@@ -424,6 +427,52 @@ def check_tests(docs, names):
                              f"'{name}' is no test (meson test --list)")
 
 
+# Options of other programs the pages quote (meson's).
+EXTERNAL_OPTIONS = {'buildtype'}
+
+
+def check_options(docs, src, fileset):
+    """Every --option the pages quote is one the tools, scripts or tests
+    spell somewhere (an option table's "name" or a --name)."""
+    known = set(EXTERNAL_OPTIONS)
+    for path in fileset:
+        if path.startswith(('tools/', 'scripts/', 'tests/', 'util/', '.ci/')) or \
+                path.endswith(('meson.build', 'meson_options.txt')):
+            if path.startswith('tests/docs/'):
+                continue
+            try:
+                with open(os.path.join(src, path), errors='replace') as f:
+                    text = f.read()
+            except OSError:
+                continue
+            known.update(re.findall(r'--([a-z][a-z0-9-]+)', text))
+            known.update(re.findall(r'"([a-z][a-z0-9-]+)"', text))
+    for doc, lines in docs.items():
+        for n, line in enumerate(lines, 1):
+            for o in re.findall(r'(?<![\w-])--([a-z][a-z0-9-]*[a-z0-9])(?![\w-])', line):
+                if o not in known:
+                    fail('option', f'{doc}:{n}', f'--{o} is no option of the tools or scripts')
+
+
+def check_commits(docs, src):
+    """Every commit the pages quote ("at commit 48fd739", "(5260f7a)") is
+    in the repository's history; skipped outside a git checkout."""
+    try:
+        subprocess.run(['git', '-C', src, 'rev-parse', '--git-dir'], capture_output=True,
+                       check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return
+    for doc, lines in docs.items():
+        for n, line in enumerate(lines, 1):
+            for c in re.findall(r'(?<![\w.-])([0-9a-f]{7,40})(?![\w.-])', line):
+                if not (re.search('[a-f]', c) and re.search('[0-9]', c)):
+                    continue
+                r = subprocess.run(['git', '-C', src, 'cat-file', '-e', c + '^{commit}'],
+                                   capture_output=True)
+                if r.returncode != 0:
+                    fail('commit', f'{doc}:{n}', f'{c} is no commit of this repository')
+
+
 def main(argv):
     args, extra, expect = [], [], None
     it = iter(argv)
@@ -465,6 +514,8 @@ def main(argv):
         check_names(doc, lines, words)
     check_symbols(docs, build, nm)
     check_map(docs, src)
+    check_options(docs, src, fileset)
+    check_commits(docs, src)
     check_tests(docs, test_names(src, build, fileset))
     headers = {}
     for h in ('fwait/include/fwait/fwait.h', 'bufpool/include/bufpool/bufpool.h'):
