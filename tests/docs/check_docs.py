@@ -3,7 +3,7 @@
 
 usage: check_docs.py SRCDIR BUILDDIR NM [--doc FILE]... [--expect KIND]
 
-Four kinds of fact, each checked against its one home:
+Each kind of fact the pages quote, checked against its one home:
 
   path     every repository path the pages quote (fwait/..., bufpool/...,
            tools/..., tests/..., docs/..., scripts/..., util/..., .ci/...;
@@ -29,7 +29,9 @@ Four kinds of fact, each checked against its one home:
            each file the layer and the calls its head comment's Layer
            paragraph gives it (tests/layers checks those against nm).
   number   the numbers NUMBERS below (defaults, bounds, field widths) are
-           quoted as the code defines them, every time a page quotes them;
+           quoted as the code defines them, every time a page or a public
+           header's comment quotes them; a constant quoted with its value
+           (`BP_IO_DEPTH_DEFAULT`, 128) has the value its #define gives it;
            and every size a _Static_assert in fwait/ or bufpool/ pins for a
            page ("docs/X.md: struct S N bytes") is quoted by that page, and
            no page quotes another size for that struct.
@@ -59,7 +61,8 @@ TOP_DIRS = ('fwait', 'bufpool', 'tools', 'tests', 'docs', 'scripts', 'util', '.c
 
 # (what, the pages' phrase with the number as group 1, source file, the
 # source's phrase with the number as group 1, scale: source value / scale is
-# what the pages quote).  Each phrase must be found at least once in the
+# what the pages quote, or 'log2': the pages quote 2 to the source's value).
+# A page phrase may be an alternation; the group that matched is compared.  Each phrase must be found at least once in the
 # pages and once in the source: a row nobody quotes any more is removed.
 NUMBERS = [
     ('fwait table default buckets', r'default (\d+) buckets',
