@@ -105,6 +105,10 @@ NUMBERS = [
      'bufpool/internal.h', r'#define BP_PMAP_DIR (\d+)u', 1),
     ('page map chunk', r'chunks of (\d+) four-byte entries',
      'bufpool/internal.h', r'#define BP_PMAP_CHUNK_SHIFT (\d+)', 'log2'),
+    ('readahead streams per file', r'follows up to (\d+) streams at once',
+     'bufpool/internal.h', r'#define BP_RA_STREAMS (\d+)u', 1),
+    ('readahead pages default', r'next `readahead_pages` \(default (\d+)\)',
+     'bufpool/include/bufpool/bufpool.h', r'#define BP_READAHEAD_DEFAULT (\d+)u', 1),
     ('nframes bound', r'nframes\b[^.]{0,120}?below 2\^(\d+)',
      'bufpool/pool.c', r'\*nframes >= \(UINT32_C\(1\) << (\d+)\)', 1),
 ]
