@@ -109,6 +109,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "bufpool/bufpool.h"
@@ -281,6 +282,17 @@ struct bp_frame {
 	_Atomic uint64_t wait_ns; /* total ns waited on this frame (relaxed) */
 	struct bp_io_req io;
 } __attribute__((aligned(BP_CACHELINE)));
+/* Sizes docs/architecture.md quotes ("Memory layout"), pinned so the page
+ * cannot drift from the code (tests/docs checks the page quotes these
+ * numbers).  LP64 only: pointers are 8 bytes in both.  The version must sit
+ * in the first cache line with the state, latch and tag: an optimistic
+ * reader reads all four (optread.c). */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct bp_frame) == 192, "docs/architecture.md: struct bp_frame 192 bytes");
+_Static_assert(sizeof(struct bp_io_req) == 72, "docs/architecture.md: struct bp_io_req 72 bytes");
+#endif
+_Static_assert(offsetof(struct bp_frame, version) + sizeof(uint64_t) <= BP_CACHELINE,
+	       "docs/architecture.md: state, latch, tag and version in the first cache line");
 
 /* A wait-time histogram updated with relaxed atomics. */
 struct bp_hist_atomic {

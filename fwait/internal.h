@@ -100,6 +100,11 @@ struct fw_waiter {
 	unsigned steals;  /* races lost after a wake (FAIR: max_steals) */
 	struct fw_parker *pk; /* the waiting thread's own (park.c) */
 };
+/* docs/architecture.md quotes it ("Memory layout"); LP64 (tests/docs
+ * checks the page quotes this number). */
+#if UINTPTR_MAX == UINT64_MAX
+_Static_assert(sizeof(struct fw_waiter) == 88, "docs/architecture.md: struct fw_waiter 88 bytes");
+#endif
 
 /* What a thread sleeps on: one per thread, thread-local, initialised on the
  * thread's first wait (park.c).  A thread waits in one place at a time, so
@@ -161,6 +166,12 @@ struct fw_bucket {
 	bool stats_on;                 /* !fwait_config.stats_off; set at creation */
 	struct fw_bucket_stats stats;
 };
+/* docs/architecture.md and docs/design.md quote it (memory per bucket:
+ * 256 buckets, 48 KiB); with glibc's 40-byte x86-64 mutex (tests/docs
+ * checks the pages quote this number). */
+#if defined(__x86_64__) && defined(__GLIBC__)
+_Static_assert(sizeof(struct fw_bucket) == 192, "docs/architecture.md: struct fw_bucket 192 bytes");
+#endif
 
 struct fw_hist_shard {
 	alignas(FW_CACHELINE) _Atomic uint64_t count[FWAIT_HIST_BUCKETS];

@@ -129,8 +129,13 @@ enum race_variant {
 	RACE_VARIANTS
 };
 
-/* Issue 8 item 1 (and the give-back and BP_GET_CREATE forms of it): the
- * page main wrote and saw acknowledged survives, and A's new page is zeros. */
+/* bp_new_page publishes its page number only once it holds the page's
+ * frame, so a page main wrote and saw acknowledged survives, and A's new
+ * page is zeros.  Failing first: when bp_new_page raised the count before
+ * it had a frame, _i = 0 and 1 failed with "page 4 lost version 7
+ * (zero-filled)" and _i = 2 with bp_page_count(p) == 4; stress_bufpool
+ * found it in every run ("... holds zeros, but version 1 was acknowledged
+ * on it: LOST WRITE"). */
 START_TEST(new_page_never_zeroes_a_written_page)
 {
 	enum race_variant v = (enum race_variant)_i;

@@ -17,14 +17,16 @@
  * test links the test-only static build of the pool, whose internal
  * functions are reachable (bufpool/meson.build).
  *
- * The second test is issue 28's lost wakeup: bp_get_timed with no deadline
+ * The second test is a lost wakeup: bp_get_timed with no deadline
  * waiting for a frame (evict.c, wait_for_unpin) counts the pin a claim
  * holds on its LOCKED frame as a user's pin, and the claim's give-back
  * dropped that pin without waking it, so it slept for ever beside a free
  * frame.  The window is between the waiter's io_busy_frame scan and its
  * all_pinned check (the chaos build's stress test hits it by timing,
  * tests/stress); here the waiter's half is played by hand: it is counted in
- * frame_waiters and sleeps until unpin_seq moves.
+ * frame_waiters and sleeps until unpin_seq moves.  Failing first, before
+ * every pin drop woke frame waiters at zero (frame.c): "the claim's last
+ * pin dropped without waking the frame waiters".
  */
 #include <check.h>
 #include <errno.h>

@@ -456,6 +456,10 @@ static void cancel_during_get(unsigned read_path, unsigned engine)
 	ck_assert_int_eq(bp_close(p), 0);
 }
 
+/* A miss read inline (a preadv2, a cancellation point, with the frame
+ * LOCKED): the cancel waits for bp_get to return.  Failing first, with the
+ * read not guarded by pthread_setcancelstate: "the cancel acted inside
+ * bp_get", and every later getter of the page slept for ever. */
 START_TEST(a_cancel_waits_for_an_inline_read)
 {
 	cancel_during_get(BP_READ_AUTO, BP_IO_ENGINE_AUTO);

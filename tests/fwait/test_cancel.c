@@ -13,6 +13,9 @@
  * linked and the wake would block on that thread's parker mutex, which
  * the cancelled wait re-took and never released, or touch its stack.
  * Built with both parkers (CI's DRD build uses -Dfwait_park=pthread).
+ * Failing first, before fw_sleep disabled cancellation: with the pthread
+ * parker every form failed with "cancelled inside the wait, which never
+ * returned" (the futex parker's sleep is no cancellation point; it passed).
  */
 #include <check.h>
 #include <errno.h>

@@ -2,9 +2,30 @@
  * bufpool.h - a database buffer manager whose frames wait through fwait
  * (public API).
  *
+ * Entry points: which call for which job
+ *   open, close          bp_open, bp_close (bp_discard after a failed close)
+ *   pin, unpin a page    bp_get, bp_get_timed, bp_new_page, bp_release;
+ *                        bp_data (its bytes), bp_frame_pageno
+ *   latch its contents   bp_latch, bp_latch_try, bp_unlatch
+ *   read without a pin   bp_read_begin, bp_read_valid, bp_read_end
+ *                        (optimistic reads, validated by a version)
+ *   change it            bp_mark_dirty, bp_mark_dirty_lsn (with a redo log)
+ *   write back           bp_flush, bp_checkpoint, bp_log_durable,
+ *                        bp_oldest_dirty_lsn, bp_durability_err;
+ *                        bp_evict_page, bp_evict_all
+ *   more files           bp_file_open, bp_file_close, bp_file_discard,
+ *                        bp_file_truncate and the bp_file_* forms of the
+ *                        page calls (bp_file_get, bp_file_new_page, ...)
+ *   look at it           bp_stats_get, bp_stats_reset, bp_stats_print,
+ *                        bp_frames_walk, bp_frames_hottest, bp_flags_format
+ *                        and the accessors (bp_nframes, bp_page_count, ...)
+ *   test it              bp_fault_set, bp_fault_clear; bp_config.io_trace
+ * docs/bufpool.md walks through them with an example.
+ *
  * Design note
  * -----------
- * A pool caches fixed-size pages of one file in a fixed number of frames.
+ * A pool caches fixed-size pages of one or more files (bp_open's, and any
+ * added with bp_file_open) in a fixed number of frames.
  * Page memory is aligned to the page size (so O_DIRECT works) and comes
  * from a dedicated jemalloc arena (the pool shows up in jemalloc's stats),
  * or from posix_memalign in a build with -Djemalloc=disabled.  Each
@@ -34,6 +55,21 @@
  * bp_close must not race with any other call on the same pool.  Functions
  * return 0 (or a count) on success and a negative errno on failure; they
  * never abort on bad input.  Deadlines are absolute CLOCK_MONOTONIC times.
+ *
+ * What the caller must not do (each call says its own rules as well):
+ *   - call into the pool from a signal handler: calls take mutexes and may
+ *     wait (through fwait, whose rule this is too: fwait.h);
+ *   - use a pool after fork() in the child: the child has none of the
+ *     pool's threads (I/O, background writer) nor the waiters that other
+ *     threads had queued, and may have a lock copied held.  Open a new
+ *     pool in the child (the parent's stays the parent's);
+ *   - unload the library (dlclose) while a pool is open or a thread is
+ *     inside a call, nor, in a -Dfwait_park=pthread build, while a thread
+ *     that ever waited is still running (fwait.h);
+ *   - call bp_flush or bp_close while holding a latch: they wait for a
+ *     shared latch on every dirty page.  The order in which latches are
+ *     taken is the caller's (the pool never waits for one while holding
+ *     anything): keep one order, as a B-tree goes root to leaf.
  *
  * Memory ordering: a page's contents are ordered by two things only: its
  * frame's state word (a read's completion releases BP_UPTODATE with
@@ -143,7 +179,8 @@ struct bp_config {
 	const char *path;           /* file of pages; required */
 	unsigned flags;             /* BP_OPEN_* */
 	uint32_t page_size;         /* power of two in [512, 65536]; 0 = 4096 */
-	uint32_t nframes;           /* frames in the pool; 0 = 1024, min 2 */
+	uint32_t nframes;           /* frames in the pool; 0 = 1024; at least
+				     * 2, below 2^30 (else -EINVAL) */
 	unsigned io_threads;        /* I/O engine threads; 0 = 2, max 64 */
 	unsigned readahead_pages;   /* 0 = 8; see BP_OPEN_NO_READAHEAD */
 	unsigned partitions;        /* page-table partitions; 0 = auto; rounded to 2^n */
@@ -295,6 +332,10 @@ int bp_discard(struct bp_pool *pool);
  * offset), -EIO (or the injected errno) when the read failed (a later
  * bp_get retries), -EBUSY when no frame can be freed (every frame pinned),
  * -EAGAIN when the page is already pinned BP_PIN_MAX times.
+ * How long it may wait for a frame: while every frame is pinned or busy
+ * with I/O it sweeps and waits for a read or write-back to end, at most
+ * 16 rounds of at most 50 ms each (about 0.8 s), then gives -EBUSY; it
+ * never waits for an unpin (bp_get_timed does).
  * On 0 the frame holds pageno until bp_release, and the contents its read
  * left (or a creator's zeros) happen before the return: the completion
  * sets BP_UPTODATE and clears BP_LOCKED with a release, bp_get sees

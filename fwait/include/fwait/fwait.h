@@ -9,7 +9,8 @@
  * something that is idle 99.99 % of the time.  Instead, every waiter parks in
  * one small, fixed, hashed table of buckets (the user-space form of Linux's
  * page wait table).  Each bucket is a mutex and a FIFO queue of waiters per
- * key; each waiter sleeps on its own condition variable, on its own stack.
+ * key; each waiter's record is on its own stack, and it sleeps on its
+ * thread's parker (a futex word on Linux; a mutex and condvar elsewhere).
  * A waiter carries a *key*: (word address, bit number) for bit waits, or an
  * arbitrary address for generic waits.  A wake looks in its bucket and wakes
  * only the waiters whose key matches ("filtered wakeups", Irwin 2004);
@@ -43,6 +44,18 @@
  * Thread safety: every function may be called from any thread; a table must
  * outlive every call on it.  Deadlines are absolute CLOCK_MONOTONIC times;
  * NULL means wait forever.
+ *
+ * What the caller must not do:
+ *   - call fwait from a signal handler, except fwait_bit_set and
+ *     fwait_bit_test (and their 64-bit forms), which are single atomics:
+ *     every other call may take a bucket lock the interrupted thread holds;
+ *   - use a table in the child of a fork() (a bucket lock may have been
+ *     copied held, and the queued waiters are other threads' stacks):
+ *     create a new one there;
+ *   - unload the library (dlclose) while a table exists or a thread is
+ *     inside a call; with the pthread parker (-Dfwait_park=pthread, or off
+ *     Linux) also not while a thread that ever waited is still running,
+ *     as its parker's destructor lives in the library.
  *
  * Cancellation: no fwait call is a cancellation point, whichever parker the
  * library was built with.  A waiter's record lives on its stack, linked in
@@ -317,7 +330,10 @@ int fwait_bit_trylock(fwait_atomic_u32 *word, unsigned bit);
  * Returns -EPERM (and changes nothing) if the bit was not set, -EINVAL.
  * 0 is a release: what the caller did before it happens before the return
  * of the next fwait_bit_lock/trylock that takes the bit, and of a
- * fwait_bit_wait or fwait_bit_test that sees the bit clear after it. */
+ * fwait_bit_wait or fwait_bit_test that sees the bit clear after it.
+ * Under FWAIT_FUTEX the waiters bit is sticky (the kernel cannot say when
+ * a word's last waiter left): once a word has had a waiter, every unlock
+ * and clear of it makes a FUTEX_WAKE system call, for the word's life. */
 int fwait_bit_unlock(struct fwait_table *t, fwait_atomic_u32 *word, unsigned bit);
 /* Wait until the bit is clear, without taking it (wait_on_page_writeback).
  * Loops until the bit is really observed clear.  0, -ETIMEDOUT, -EINVAL.
@@ -379,7 +395,10 @@ bool fwait_bit64_test(const fwait_atomic_u64 *word, unsigned bit);
  * wrote before fwait_wake(key) is visible to every ready() call that starts
  * after that fwait_wake took the lock.  It may also set a caller's own
  * "waiters" flag (as parking lots' validate callbacks do).  It must not call
- * into the same table. */
+ * into the same table, block, or take a lock that a thread may hold while
+ * it calls into the table (that thread may be waiting for this bucket's
+ * lock): keep it to loads and stores of the caller's own atomics.  It may
+ * run any number of times per wait, so it must have no other effect. */
 typedef bool (*fwait_ready_fn)(void *arg);
 
 /* Sleep on key until ready(arg) holds.  Returns 0 once ready(arg) returned
