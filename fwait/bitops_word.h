@@ -133,7 +133,7 @@ static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, u
 				hold_begin(t, word, bit);
 			break;
 		}
-		if (woken && exclusive && fair(t)) {
+		if (woken && exclusive && fw_fair(t)) {
 			/* Woken as the oldest, and a running thread took the
 			 * bit first: back to the head of the key, keeping our
 			 * place and our age (first_ns), one race lost. */
@@ -225,9 +225,9 @@ int FW_API(lock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
 		return -EINVAL;
 	if (FW_API(trylock)(word, bit) == 0)
 		return 0; /* uncontended: one atomic op, no table access */
-	if (t->policy == FWAIT_FUTEX)
+	if (t->pf.on_word)
 		return FW_FUTEX(wait)(t, word, FW_LOCAL(bit_mask)(bit), true, deadline);
-	if (fair(t) && t->spin_ns && FW_LOCAL(spin_for_bit)(t, word, FW_LOCAL(bit_mask)(bit)))
+	if (fw_fair(t) && t->spin_ns && FW_LOCAL(spin_for_bit)(t, word, FW_LOCAL(bit_mask)(bit)))
 		return 0;
 	return FW_LOCAL(bit_sleep)(t, word, bit, true, deadline);
 }
@@ -246,7 +246,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 	struct fw_wake_list l = { 0 };
 	uint64_t walked = 0, hold;
 	/* Outside the lock: the clock read of a hold this thread began. */
-	bool measured = !t->strict && hold_end(word, bit, &hold);
+	bool measured = fw_fair(t) && hold_end(word, bit, &hold);
 
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_wakes, 1);
@@ -258,7 +258,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 		/* The bit stays set: ownership passes to w.  The mutex
 		 * handshake in fw_signal_all orders our critical section
 		 * before w's. */
-		if (!t->strict) /* relaxed: a hint for spinners, internal.h */
+		if (fw_fair(t)) /* relaxed: a hint for spinners, internal.h */
 			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
 		if (walked)
 			FW_STAT(b, foreign, walked);
@@ -279,7 +279,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 	 * under this lock before it sleeps (bit_sleep).  release: pairs with
 	 * the acquire of the next locker (woken, spinning or new) or of a
 	 * bit_wait that sees the bit clear. */
-	if (!t->strict)
+	if (fw_fair(t))
 		atomic_store_explicit(&b->handing, false, memory_order_relaxed);
 	fw_collect(t, b, word, (int)bit, 1, &l);
 	FW_WORD_T clear = m;
@@ -297,7 +297,7 @@ int FW_API(unlock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 		return -EINVAL;
 
 	FW_WORD_T m = FW_LOCAL(bit_mask)(bit);
-	if (t->policy == FWAIT_FUTEX)
+	if (t->pf.on_word)
 		return FW_FUTEX(unlock)(t, word, m);
 
 	FW_WORD_T v = atomic_load_explicit(word, memory_order_relaxed);
@@ -316,10 +316,10 @@ int FW_API(unlock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 
 	CHAOS_POINT("bitops:unlock:contended_before_lock");
 	struct fw_bucket *b = fw_bucket_of(t, word);
-	if (t->policy == FWAIT_WAKE_ONE)
+	if (t->pf.wake_one)
 		return FW_LOCAL(unlock_wake_one)(t, b, word, bit, m);
 
-	/* WAKE_ALL, BROADCAST: release first, then wake every waiter of the
+	/* WAKE_ALL, BROADCAST (not pf.wake_one): release first, then wake every waiter of the
 	 * key (the bucket).  release: pairs with the next locker's acquire. */
 	atomic_fetch_and_explicit(word, ~m, memory_order_release);
 
@@ -340,7 +340,7 @@ int FW_API(wait)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
 		return -EINVAL;
 	if (!FW_API(test)(word, bit))
 		return 0; /* already clear: one load, no table access */
-	if (t->policy == FWAIT_FUTEX)
+	if (t->pf.on_word)
 		return FW_FUTEX(wait)(t, word, FW_LOCAL(bit_mask)(bit), false, deadline);
 	return FW_LOCAL(bit_sleep)(t, word, bit, false, deadline);
 }
@@ -367,7 +367,7 @@ int FW_API(clear)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 	if (!(old & FW_W_MASK))
 		return 0;
 	CHAOS_POINT("bitops:clear:cleared_before_wake");
-	if (t->policy == FWAIT_FUTEX) {
+	if (t->pf.on_word) {
 		FW_FUTEX(wake_all)(t, word, m);
 		return 0;
 	}
