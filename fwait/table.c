@@ -37,7 +37,7 @@ struct fw_policy_row {
 /* Indexed by enum fwait_policy (fwait.h), which says what each one is. */
 static const struct fw_policy_row policies[] = {
 	[FWAIT_WAKE_ONE] = { "wake-one",
-		"filtered; an unlock wakes the oldest waiter (default)",
+		"filtered; an unlock wakes the oldest waiter",
 		{ .wake_one = true } },
 	[FWAIT_WAKE_ALL] = { "wake-all",
 		"filtered; every waiter of the key wakes and races",
