@@ -105,92 +105,123 @@ int FW_API(trylock)(_Atomic FW_WORD_T *word, unsigned bit)
 	return 0;
 }
 
-/* The sleeping half of fwait_bit_lock (exclusive: take the bit) and
- * fwait_bit_wait (not exclusive: see the bit clear), on the table. */
+/* bit_sleep, the sleeping half of fwait_bit_lock (exclusive: take the bit)
+ * and fwait_bit_wait (not exclusive: see the bit clear), on the table, is a
+ * loop of named steps (as Linux's __wait_on_bit loops over its action):
+ * under the bucket lock, bit_ready ends the wait or announces it; bit_queue
+ * queues the waiter; fw_sleep sleeps; then its outcome either ends the wait
+ * (bit_timed_out, bit_raced, a handoff: bit_done) or, after a plain wake,
+ * goes round again under the lock. */
+
+/* Under b->lock: the wait is over (the bit taken, or seen clear), or W is
+ * announced so that the next release comes to this bucket. */
+static bool FW_LOCAL(bit_ready)(_Atomic FW_WORD_T *word, FW_WORD_T m, bool exclusive)
+{
+	return exclusive ? FW_LOCAL(take_or_announce)(word, m) :
+			   FW_LOCAL(clear_or_announce)(word, m);
+}
+
+/* The wait succeeded: an exclusive waiter holds the bit from now on (the
+ * start of a hold its unlock may measure).  0, what bit_sleep returns. */
+static int FW_LOCAL(bit_done)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
+			      bool exclusive)
+{
+	if (exclusive)
+		hold_begin(t, word, bit);
+	return 0;
+}
+
+/* Under b->lock: queue w, after a wake (woken) or for the first time. */
+static void FW_LOCAL(bit_queue)(struct fwait_table *t, struct fw_bucket *b,
+				struct fw_waiter *w, bool woken)
+{
+	if (woken && w->exclusive && fw_fair(t)) {
+		/* Woken as the oldest, and a running thread took the bit
+		 * first: back to the head of the key, keeping our place and
+		 * our age (first_ns), one race lost. */
+		FW_STAT(b, spurious, 1);
+		FW_STAT(b, lost_races, 1);
+		w->steals++;
+		fw_enqueue_head(b, w);
+		/* Now due, or are holds long?  Then the next unlock hands off:
+		 * tell the spinners to queue instead (a hint, see
+		 * internal.h). */
+		if (fw_due(t, w) || fw_holds_long(t, b))
+			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
+		return;
+	}
+	if (woken)
+		FW_STAT(b, spurious, 1);
+	fw_enqueue(b, w);
+}
+
+/* fw_sleep timed out with w still queued (it returned with b->lock held and
+ * w unlinked): tidy W and give up.  -ETIMEDOUT. */
+static int FW_LOCAL(bit_timed_out)(struct fw_bucket *b, _Atomic FW_WORD_T *word)
+{
+	FW_STAT(b, timeouts, 1);
+	FW_LOCAL(tidy_waiters_bit)(b, word);
+	pthread_mutex_unlock(&b->lock);
+	return -ETIMEDOUT;
+}
+
+/* Chosen (state) just as our deadline passed; no lock held.  0 or
+ * -ETIMEDOUT, whichever is true now. */
+static int FW_LOCAL(bit_raced)(struct fwait_table *t, struct fw_bucket *b,
+			       _Atomic FW_WORD_T *word, unsigned bit, bool exclusive,
+			       int state)
+{
+	/* A handoff gave us the bit: pass it on to the next waiter rather
+	 * than strand it.  A plain wake (WAKE_ALL, BROADCAST, clear, or
+	 * FAIR's wake of the oldest) came after a release; report what is
+	 * true now: if the trylock fails, the bit has a holder, and W is set
+	 * while anyone of the word is still queued, so that holder's unlock
+	 * wakes the next waiter: nothing is stranded. */
+	if (state == FW_HANDED)
+		FW_API(unlock)(t, word, bit);
+	bool done = state != FW_HANDED &&
+		(exclusive ? FW_API(trylock)(word, bit) == 0 : !FW_API(test)(word, bit));
+	if (!done) {
+		FW_STAT(b, timeouts, 1);
+		return -ETIMEDOUT;
+	}
+	return FW_LOCAL(bit_done)(t, word, bit, exclusive);
+}
+
 static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
-		     bool exclusive, const struct timespec *deadline)
+			       bool exclusive, const struct timespec *deadline)
 {
 	FW_WORD_T m = FW_LOCAL(bit_mask)(bit);
 	struct fw_bucket *b = fw_bucket_of(t, word);
 	struct fw_waiter w;
-	bool woken = false;
-	int rc = 0;
 
 	CHAOS_POINT("bitops:bit_sleep:before_announce");
 	fw_waiter_init(&w, word, (int)bit, exclusive);
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_waits, 1);
-	for (;;) {
+	for (bool woken = false;; woken = true) {
 		/* Re-checked after every wake: a lock can be taken, and an
 		 * event bit such as WRITEBACK set again, before we run.
 		 * take_or_announce re-announces W in the same RMW that finds
 		 * the bit taken, so a woken loser (dequeued by its waker, who
 		 * may have cleared W as it left nobody queued) is covered by
 		 * the design note's argument exactly as a first-time waiter. */
-		if (exclusive ? FW_LOCAL(take_or_announce)(word, m) : FW_LOCAL(clear_or_announce)(word, m)) {
+		if (FW_LOCAL(bit_ready)(word, m, exclusive)) {
 			pthread_mutex_unlock(&b->lock);
-			if (exclusive)
-				hold_begin(t, word, bit);
-			break;
+			return FW_LOCAL(bit_done)(t, word, bit, exclusive);
 		}
-		if (woken && exclusive && fw_fair(t)) {
-			/* Woken as the oldest, and a running thread took the
-			 * bit first: back to the head of the key, keeping our
-			 * place and our age (first_ns), one race lost. */
-			FW_STAT(b, spurious, 1);
-			FW_STAT(b, lost_races, 1);
-			w.steals++;
-			fw_enqueue_head(b, &w);
-			/* Now due, or are holds long?  Then the next unlock
-			 * hands off: tell the spinners to queue instead (a
-			 * hint, see internal.h). */
-			if (fw_due(t, &w) || fw_holds_long(t, b))
-				atomic_store_explicit(&b->handing, true, memory_order_relaxed);
-		} else {
-			if (woken)
-				FW_STAT(b, spurious, 1);
-			fw_enqueue(b, &w);
-		}
+		FW_LOCAL(bit_queue)(t, b, &w, woken);
 
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);
-		if (state == FW_TIMEDOUT) {
-			FW_STAT(b, timeouts, 1);
-			FW_LOCAL(tidy_waiters_bit)(b, word);
-			pthread_mutex_unlock(&b->lock);
-			rc = -ETIMEDOUT;
-			break;
-		}
-		if (raced) {
-			/* Chosen just as our deadline passed.  A handoff gave
-			 * us the bit: pass it on to the next waiter rather than
-			 * strand it.  A plain wake (WAKE_ALL, BROADCAST, clear,
-			 * or FAIR's wake of the oldest) came after a release;
-			 * report what is true now: if the trylock fails, the
-			 * bit has a holder, and W is set while anyone of the
-			 * word is still queued, so that holder's unlock wakes
-			 * the next waiter: nothing is stranded. */
-			if (state == FW_HANDED)
-				FW_API(unlock)(t, word, bit);
-			bool done = state != FW_HANDED &&
-				(exclusive ? FW_API(trylock)(word, bit) == 0 :
-					     !FW_API(test)(word, bit));
-			if (!done) {
-				FW_STAT(b, timeouts, 1);
-				rc = -ETIMEDOUT;
-			} else if (exclusive) {
-				hold_begin(t, word, bit);
-			}
-			break;
-		}
-		if (state == FW_HANDED) {
-			hold_begin(t, word, bit);
-			break; /* the unlocker left the bit set for us */
-		}
-		woken = true;
+		if (state == FW_TIMEDOUT)
+			return FW_LOCAL(bit_timed_out)(b, word);
+		if (raced)
+			return FW_LOCAL(bit_raced)(t, b, word, bit, exclusive, state);
+		if (state == FW_HANDED) /* the unlocker left the bit set for us */
+			return FW_LOCAL(bit_done)(t, word, bit, exclusive);
 		pthread_mutex_lock(&b->lock);
 	}
-	return rc;
 }
 
 /* FAIR: spin up to t->spin_ns for the bit to look free, then CAS it; true
