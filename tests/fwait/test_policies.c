@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "fwait/internal.h"
+#include "helpers.h"
 #include "../check_run.h"
 
 /* The tools print "<indent><name padded> <help>" on one line of a usage
@@ -96,8 +97,8 @@ int main(void)
 {
 	Suite *su = suite_create("fwait-policies");
 	TCase *tc = tcase_create("policies");
-	tcase_add_loop_test(tc, row_is_complete, 0, FWAIT_POLICY_COUNT);
-	tcase_add_loop_test(tc, traits_are_consistent, 0, FWAIT_POLICY_COUNT);
+	th_add_loop(su, "policies", 30, row_is_complete, 0, FWAIT_POLICY_COUNT, tc_variant_name);
+	th_add_loop(su, "policies", 30, traits_are_consistent, 0, FWAIT_POLICY_COUNT, tc_variant_name);
 	tcase_add_test(tc, existing_names_stay);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
