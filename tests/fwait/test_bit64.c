@@ -262,8 +262,10 @@ static const char *variant_bit_label(int i)
 int main(void)
 {
 	Suite *su = suite_create("fwait-bit64");
-	th_add_loop(su, "bit64", 60, mutual_exclusion, 0, TC_NVARIANTS * (int)NBITS, variant_bit_label);
-	th_add_loop(su, "bit64", 60, clear_wakes_every_waiter, 0, TC_NVARIANTS * (int)NBITS, variant_bit_label);
+	th_add_loop(su, "bit64", 60, mutual_exclusion,
+		    0, TC_NVARIANTS * (int)NBITS, variant_bit_label);
+	th_add_loop(su, "bit64", 60, clear_wakes_every_waiter,
+		    0, TC_NVARIANTS * (int)NBITS, variant_bit_label);
 	th_add_loop(su, "bit64", 60, timeouts, 0, TC_NVARIANTS, tc_variant_name);
 	th_add_loop(su, "bit64", 60, bad_arguments, 0, TC_NVARIANTS, tc_variant_name);
 	th_add_loop(su, "bit64", 60, uncontended_skips_table, 0, TC_NVARIANTS, tc_variant_name);

@@ -302,10 +302,15 @@ END_TEST
 int main(void)
 {
 	Suite *su = suite_create("fwait-bitwait");
-	th_add_loop(su, "bitwait", 60, filter_event_bits, FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
-	th_add_loop(su, "bitwait", 60, filter_lock_bits, FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
-	th_add_loop(su, "bitwait", 60, bit_wait_rechecks_after_wake, FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
-	th_add_loop(su, "bitwait", 60, bit_wait_on_clear_bit_returns_at_once, 0, TC_NVARIANTS, tc_variant_name);
-	th_add_loop(su, "bitwait", 60, clear_releases_every_waiter, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, filter_event_bits,
+		    FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, filter_lock_bits,
+		    FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, bit_wait_rechecks_after_wake,
+		    FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, bit_wait_on_clear_bit_returns_at_once,
+		    0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, clear_releases_every_waiter,
+		    0, TC_NVARIANTS, tc_variant_name);
 	return check_run_suite(su);
 }

@@ -644,12 +644,15 @@ int main(void)
 	th_add_loop(su, "keyed", 60, wake_n_exclusive_and_all_shared, 0, 2, wake_n_label);
 	tcase_add_test(tc, generic_and_bit_keys_do_not_match);
 	th_add_loop(su, "keyed", 60, ready_semantics, 0, FWAIT_POLICY_COUNT, tc_variant_name);
-	th_add_loop(su, "keyed", 60, ready_sets_callers_waiters_flag, 0, FWAIT_POLICY_COUNT, tc_variant_name);
+	th_add_loop(su, "keyed", 60, ready_sets_callers_waiters_flag,
+		    0, FWAIT_POLICY_COUNT, tc_variant_name);
 	tcase_add_test(tc, exclusive_wake_survives_timeout_race);
 	th_add_loop(su, "keyed", 60, semaphore_no_lost_wake, 0, TC_NVARIANTS, tc_variant_name);
-	th_add_loop(su, "keyed", 60, wake_without_waiters_skips_the_lock, 0, FWAIT_POLICY_COUNT, tc_variant_name);
+	th_add_loop(su, "keyed", 60, wake_without_waiters_skips_the_lock,
+		    0, FWAIT_POLICY_COUNT, tc_variant_name);
 	tcase_add_test(tc, precheck_skips_the_lock);
-	th_add_loop(su, "keyed", 60, abandoned_wakes_are_passed_on, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "keyed", 60, abandoned_wakes_are_passed_on,
+		    0, TC_NVARIANTS, tc_variant_name);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

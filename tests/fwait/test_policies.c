@@ -98,7 +98,8 @@ int main(void)
 	Suite *su = suite_create("fwait-policies");
 	TCase *tc = tcase_create("policies");
 	th_add_loop(su, "policies", 30, row_is_complete, 0, FWAIT_POLICY_COUNT, tc_variant_name);
-	th_add_loop(su, "policies", 30, traits_are_consistent, 0, FWAIT_POLICY_COUNT, tc_variant_name);
+	th_add_loop(su, "policies", 30, traits_are_consistent,
+		    0, FWAIT_POLICY_COUNT, tc_variant_name);
 	tcase_add_test(tc, existing_names_stay);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);

@@ -331,8 +331,10 @@ int main(void)
 	tcase_add_test(tc, handoff_chain_counts);
 	th_add_loop(su, "stats", 60, stats_off_counts_nothing, 0, 2, stats_off_label);
 	tcase_add_test(tc, slow_waits_counts_lock_taken_without_sleep);
-	th_add_loop(su, "stats", 60, timed_out_wait_lands_in_histogram, 0, TC_NVARIANTS, tc_variant_name);
-	th_add_loop(su, "stats", 60, histogram_matches_waits_after_contention, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "stats", 60, timed_out_wait_lands_in_histogram,
+		    0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "stats", 60, histogram_matches_waits_after_contention,
+		    0, TC_NVARIANTS, tc_variant_name);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }
