@@ -80,12 +80,6 @@
 
 #include <errno.h>
 
-/* WAKE_ONE with FWAIT_HANDOFF_FAIR: unlock releases, the woken race. */
-static bool fair(const struct fwait_table *t)
-{
-	return t->policy == FWAIT_WAKE_ONE && !t->strict;
-}
-
 /* FAIR: the lock bit this thread last took in bit_sleep, and when: the
  * start of a hold that its contended unlock measures and votes on
  * (fw_hold_vote).  One per thread, as each thread's parker is, so nothing
@@ -103,7 +97,7 @@ static _Thread_local struct {
 
 static void hold_begin(const struct fwait_table *t, const void *word, unsigned bit)
 {
-	if (!fair(t) || t->hold_ns == 0)
+	if (!fw_fair(t) || t->hold_ns == 0)
 		return;
 	fw_hold.word = word;
 	fw_hold.bit = bit;

@@ -105,92 +105,123 @@ int FW_API(trylock)(_Atomic FW_WORD_T *word, unsigned bit)
 	return 0;
 }
 
-/* The sleeping half of fwait_bit_lock (exclusive: take the bit) and
- * fwait_bit_wait (not exclusive: see the bit clear), on the table. */
+/* bit_sleep, the sleeping half of fwait_bit_lock (exclusive: take the bit)
+ * and fwait_bit_wait (not exclusive: see the bit clear), on the table, is a
+ * loop of named steps (as Linux's __wait_on_bit loops over its action):
+ * under the bucket lock, bit_ready ends the wait or announces it; bit_queue
+ * queues the waiter; fw_sleep sleeps; then its outcome either ends the wait
+ * (bit_timed_out, bit_raced, a handoff: bit_done) or, after a plain wake,
+ * goes round again under the lock. */
+
+/* Under b->lock: the wait is over (the bit taken, or seen clear), or W is
+ * announced so that the next release comes to this bucket. */
+static bool FW_LOCAL(bit_ready)(_Atomic FW_WORD_T *word, FW_WORD_T m, bool exclusive)
+{
+	return exclusive ? FW_LOCAL(take_or_announce)(word, m) :
+			   FW_LOCAL(clear_or_announce)(word, m);
+}
+
+/* The wait succeeded: an exclusive waiter holds the bit from now on (the
+ * start of a hold its unlock may measure).  0, what bit_sleep returns. */
+static int FW_LOCAL(bit_done)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
+			      bool exclusive)
+{
+	if (exclusive)
+		hold_begin(t, word, bit);
+	return 0;
+}
+
+/* Under b->lock: queue w, after a wake (woken) or for the first time. */
+static void FW_LOCAL(bit_queue)(struct fwait_table *t, struct fw_bucket *b,
+				struct fw_waiter *w, bool woken)
+{
+	if (woken && w->exclusive && fw_fair(t)) {
+		/* Woken as the oldest, and a running thread took the bit
+		 * first: back to the head of the key, keeping our place and
+		 * our age (first_ns), one race lost. */
+		FW_STAT(b, spurious, 1);
+		FW_STAT(b, lost_races, 1);
+		w->steals++;
+		fw_enqueue_head(b, w);
+		/* Now due, or are holds long?  Then the next unlock hands off:
+		 * tell the spinners to queue instead (a hint, see
+		 * internal.h). */
+		if (fw_due(t, w) || fw_holds_long(t, b))
+			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
+		return;
+	}
+	if (woken)
+		FW_STAT(b, spurious, 1);
+	fw_enqueue(b, w);
+}
+
+/* fw_sleep timed out with w still queued (it returned with b->lock held and
+ * w unlinked): tidy W and give up.  -ETIMEDOUT. */
+static int FW_LOCAL(bit_timed_out)(struct fw_bucket *b, _Atomic FW_WORD_T *word)
+{
+	FW_STAT(b, timeouts, 1);
+	FW_LOCAL(tidy_waiters_bit)(b, word);
+	pthread_mutex_unlock(&b->lock);
+	return -ETIMEDOUT;
+}
+
+/* Chosen (state) just as our deadline passed; no lock held.  0 or
+ * -ETIMEDOUT, whichever is true now. */
+static int FW_LOCAL(bit_raced)(struct fwait_table *t, struct fw_bucket *b,
+			       _Atomic FW_WORD_T *word, unsigned bit, bool exclusive,
+			       int state)
+{
+	/* A handoff gave us the bit: pass it on to the next waiter rather
+	 * than strand it.  A plain wake (WAKE_ALL, BROADCAST, clear, or
+	 * FAIR's wake of the oldest) came after a release; report what is
+	 * true now: if the trylock fails, the bit has a holder, and W is set
+	 * while anyone of the word is still queued, so that holder's unlock
+	 * wakes the next waiter: nothing is stranded. */
+	if (state == FW_HANDED)
+		FW_API(unlock)(t, word, bit);
+	bool done = state != FW_HANDED &&
+		(exclusive ? FW_API(trylock)(word, bit) == 0 : !FW_API(test)(word, bit));
+	if (!done) {
+		FW_STAT(b, timeouts, 1);
+		return -ETIMEDOUT;
+	}
+	return FW_LOCAL(bit_done)(t, word, bit, exclusive);
+}
+
 static int FW_LOCAL(bit_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
-		     bool exclusive, const struct timespec *deadline)
+			       bool exclusive, const struct timespec *deadline)
 {
 	FW_WORD_T m = FW_LOCAL(bit_mask)(bit);
 	struct fw_bucket *b = fw_bucket_of(t, word);
 	struct fw_waiter w;
-	bool woken = false;
-	int rc = 0;
 
 	CHAOS_POINT("bitops:bit_sleep:before_announce");
 	fw_waiter_init(&w, word, (int)bit, exclusive);
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_waits, 1);
-	for (;;) {
+	for (bool woken = false;; woken = true) {
 		/* Re-checked after every wake: a lock can be taken, and an
 		 * event bit such as WRITEBACK set again, before we run.
 		 * take_or_announce re-announces W in the same RMW that finds
 		 * the bit taken, so a woken loser (dequeued by its waker, who
 		 * may have cleared W as it left nobody queued) is covered by
 		 * the design note's argument exactly as a first-time waiter. */
-		if (exclusive ? FW_LOCAL(take_or_announce)(word, m) : FW_LOCAL(clear_or_announce)(word, m)) {
+		if (FW_LOCAL(bit_ready)(word, m, exclusive)) {
 			pthread_mutex_unlock(&b->lock);
-			if (exclusive)
-				hold_begin(t, word, bit);
-			break;
+			return FW_LOCAL(bit_done)(t, word, bit, exclusive);
 		}
-		if (woken && exclusive && fair(t)) {
-			/* Woken as the oldest, and a running thread took the
-			 * bit first: back to the head of the key, keeping our
-			 * place and our age (first_ns), one race lost. */
-			FW_STAT(b, spurious, 1);
-			FW_STAT(b, lost_races, 1);
-			w.steals++;
-			fw_enqueue_head(b, &w);
-			/* Now due, or are holds long?  Then the next unlock
-			 * hands off: tell the spinners to queue instead (a
-			 * hint, see internal.h). */
-			if (fw_due(t, &w) || fw_holds_long(t, b))
-				atomic_store_explicit(&b->handing, true, memory_order_relaxed);
-		} else {
-			if (woken)
-				FW_STAT(b, spurious, 1);
-			fw_enqueue(b, &w);
-		}
+		FW_LOCAL(bit_queue)(t, b, &w, woken);
 
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);
-		if (state == FW_TIMEDOUT) {
-			FW_STAT(b, timeouts, 1);
-			FW_LOCAL(tidy_waiters_bit)(b, word);
-			pthread_mutex_unlock(&b->lock);
-			rc = -ETIMEDOUT;
-			break;
-		}
-		if (raced) {
-			/* Chosen just as our deadline passed.  A handoff gave
-			 * us the bit: pass it on to the next waiter rather than
-			 * strand it.  A plain wake (WAKE_ALL, BROADCAST, clear,
-			 * or FAIR's wake of the oldest) came after a release;
-			 * report what is true now: if the trylock fails, the
-			 * bit has a holder, and W is set while anyone of the
-			 * word is still queued, so that holder's unlock wakes
-			 * the next waiter: nothing is stranded. */
-			if (state == FW_HANDED)
-				FW_API(unlock)(t, word, bit);
-			bool done = state != FW_HANDED &&
-				(exclusive ? FW_API(trylock)(word, bit) == 0 :
-					     !FW_API(test)(word, bit));
-			if (!done) {
-				FW_STAT(b, timeouts, 1);
-				rc = -ETIMEDOUT;
-			} else if (exclusive) {
-				hold_begin(t, word, bit);
-			}
-			break;
-		}
-		if (state == FW_HANDED) {
-			hold_begin(t, word, bit);
-			break; /* the unlocker left the bit set for us */
-		}
-		woken = true;
+		if (state == FW_TIMEDOUT)
+			return FW_LOCAL(bit_timed_out)(b, word);
+		if (raced)
+			return FW_LOCAL(bit_raced)(t, b, word, bit, exclusive, state);
+		if (state == FW_HANDED) /* the unlocker left the bit set for us */
+			return FW_LOCAL(bit_done)(t, word, bit, exclusive);
 		pthread_mutex_lock(&b->lock);
 	}
-	return rc;
 }
 
 /* FAIR: spin up to t->spin_ns for the bit to look free, then CAS it; true
@@ -225,9 +256,9 @@ int FW_API(lock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
 		return -EINVAL;
 	if (FW_API(trylock)(word, bit) == 0)
 		return 0; /* uncontended: one atomic op, no table access */
-	if (t->policy == FWAIT_FUTEX)
+	if (t->pf.on_word)
 		return FW_FUTEX(wait)(t, word, FW_LOCAL(bit_mask)(bit), true, deadline);
-	if (fair(t) && t->spin_ns && FW_LOCAL(spin_for_bit)(t, word, FW_LOCAL(bit_mask)(bit)))
+	if (fw_fair(t) && t->spin_ns && FW_LOCAL(spin_for_bit)(t, word, FW_LOCAL(bit_mask)(bit)))
 		return 0;
 	return FW_LOCAL(bit_sleep)(t, word, bit, true, deadline);
 }
@@ -246,7 +277,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 	struct fw_wake_list l = { 0 };
 	uint64_t walked = 0, hold;
 	/* Outside the lock: the clock read of a hold this thread began. */
-	bool measured = !t->strict && hold_end(word, bit, &hold);
+	bool measured = fw_fair(t) && hold_end(word, bit, &hold);
 
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_wakes, 1);
@@ -258,7 +289,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 		/* The bit stays set: ownership passes to w.  The mutex
 		 * handshake in fw_signal_all orders our critical section
 		 * before w's. */
-		if (!t->strict) /* relaxed: a hint for spinners, internal.h */
+		if (fw_fair(t)) /* relaxed: a hint for spinners, internal.h */
 			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
 		if (walked)
 			FW_STAT(b, foreign, walked);
@@ -279,7 +310,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 	 * under this lock before it sleeps (bit_sleep).  release: pairs with
 	 * the acquire of the next locker (woken, spinning or new) or of a
 	 * bit_wait that sees the bit clear. */
-	if (!t->strict)
+	if (fw_fair(t))
 		atomic_store_explicit(&b->handing, false, memory_order_relaxed);
 	fw_collect(t, b, word, (int)bit, 1, &l);
 	FW_WORD_T clear = m;
@@ -297,7 +328,7 @@ int FW_API(unlock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 		return -EINVAL;
 
 	FW_WORD_T m = FW_LOCAL(bit_mask)(bit);
-	if (t->policy == FWAIT_FUTEX)
+	if (t->pf.on_word)
 		return FW_FUTEX(unlock)(t, word, m);
 
 	FW_WORD_T v = atomic_load_explicit(word, memory_order_relaxed);
@@ -316,10 +347,10 @@ int FW_API(unlock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 
 	CHAOS_POINT("bitops:unlock:contended_before_lock");
 	struct fw_bucket *b = fw_bucket_of(t, word);
-	if (t->policy == FWAIT_WAKE_ONE)
+	if (t->pf.wake_one)
 		return FW_LOCAL(unlock_wake_one)(t, b, word, bit, m);
 
-	/* WAKE_ALL, BROADCAST: release first, then wake every waiter of the
+	/* WAKE_ALL, BROADCAST (not pf.wake_one): release first, then wake every waiter of the
 	 * key (the bucket).  release: pairs with the next locker's acquire. */
 	atomic_fetch_and_explicit(word, ~m, memory_order_release);
 
@@ -340,7 +371,7 @@ int FW_API(wait)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit,
 		return -EINVAL;
 	if (!FW_API(test)(word, bit))
 		return 0; /* already clear: one load, no table access */
-	if (t->policy == FWAIT_FUTEX)
+	if (t->pf.on_word)
 		return FW_FUTEX(wait)(t, word, FW_LOCAL(bit_mask)(bit), false, deadline);
 	return FW_LOCAL(bit_sleep)(t, word, bit, false, deadline);
 }
@@ -367,7 +398,7 @@ int FW_API(clear)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 	if (!(old & FW_W_MASK))
 		return 0;
 	CHAOS_POINT("bitops:clear:cleared_before_wake");
-	if (t->policy == FWAIT_FUTEX) {
+	if (t->pf.on_word) {
 		FW_FUTEX(wake_all)(t, word, m);
 		return 0;
 	}

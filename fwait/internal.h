@@ -22,8 +22,8 @@
  *                                                             base
  *      bitops_word.h  its code for one word width, included
  *                 twice by bitops.c (fwait_bit_*, fwait_bit64_*)
- *   5  table.c    create/destroy (the constructor), policy    futex
- *                 names
+ *   5  table.c    create/destroy (the constructor), the       futex
+ *                 policy table (names, help, traits)
  *
  * Locks: a bucket lock (and, with the pthread parker only, a waiter's
  * mtx).  A thread holds at most one bucket lock, and posts to or sleeps on
@@ -177,9 +177,33 @@ struct fw_hist_shard {
 	alignas(FW_CACHELINE) _Atomic uint64_t count[FWAIT_HIST_BUCKETS];
 };
 
+/* What the code branches on, per wait policy: one row per policy in
+ * table.c's policy table (with its name and help), copied into each table
+ * at creation (fwait_table.pf), so a branch on a trait is a test of a
+ * field of the table the caller passes, the one load a test of t->policy
+ * was, never a second load from the rows.  A new policy is a row there
+ * plus the code that gives its traits meaning. */
+struct fw_policy_flags {
+	/* Bit waits sleep on the word itself (futex.c), never in the table;
+	 * creating a table needs working futexes.  Keyed waits still use
+	 * the table, as their other traits say. */
+	bool on_word;
+	/* A wake picks exclusive waiters oldest first, nr at a time: a
+	 * contended unlock wakes (or hands the bit to) one waiter, and the
+	 * fairness settings apply (fw_fair).  Off: a wake takes every waiter
+	 * of the key and they race. */
+	bool wake_one;
+	/* A wake takes every waiter of the bucket, whatever its key
+	 * (fw_collect), so fwait_wake cannot skip the lock by nkeyed, which
+	 * counts keyed waiters only. */
+	bool unfiltered;
+};
+
 struct fwait_table {
 	enum fwait_policy policy;
+	struct fw_policy_flags pf; /* the policy's row (table.c), copied */
 	bool strict;       /* FWAIT_HANDOFF_STRICT (WAKE_ONE only) */
+	bool fair;         /* pf.wake_one && !strict: fw_fair */
 	unsigned max_steals; /* FAIR: 0 = no count bound */
 	uint64_t fair_ns;  /* FAIR: age at which the oldest waiter is due */
 	uint32_t spin_ns;  /* FAIR: 0 = no spin */
@@ -190,6 +214,17 @@ struct fwait_table {
 	struct fw_hist_shard hist[FW_HIST_SHARDS];
 	struct fw_bucket *buckets;
 };
+
+/* The one fairness predicate of bit and keyed waits: the policy wakes one
+ * (pf.wake_one) and the handoff is FWAIT_HANDOFF_FAIR.  Then a woken
+ * exclusive waiter that loses re-queues at the head of its key, a lock
+ * bit's waiter spins before it queues, and an unlock releases unless the
+ * oldest is due (bitops.c, keyed.c).  Under a policy with pf.on_word
+ * (FUTEX) it governs keyed waits only: bit waits never reach the table. */
+static inline bool fw_fair(const struct fwait_table *t)
+{
+	return t->fair;
+}
 
 /* ---- the files' entry points, bottom layer first ---- */
 

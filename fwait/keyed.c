@@ -95,8 +95,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 			break;
 		if (woken)
 			FW_STAT(b, spurious, 1);
-		if (woken && exclusive && t->policy != FWAIT_WAKE_ALL &&
-		    t->policy != FWAIT_BROADCAST && !t->strict) {
+		if (woken && exclusive && fw_fair(t)) {
 			/* FAIR: woken as the oldest exclusive waiter and the
 			 * condition was taken first: keep our place. */
 			FW_STAT(b, lost_races, 1);
@@ -149,7 +148,7 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 	struct fw_bucket *b = fw_bucket_of(t, key);
 	struct fw_wake_list l = { 0 };
 
-	if (t->policy != FWAIT_BROADCAST) {
+	if (!t->pf.unfiltered) {
 		CHAOS_POINT("keyed.c:fwait_wake:before_fence");
 		/* The waker's half of the Dekker pair (design note): the fence
 		 * orders the caller's write of the condition before the read
@@ -162,7 +161,7 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_wakes, 1);
 	fw_collect(t, b, key, FW_GENERIC_BIT,
-		   t->policy == FWAIT_WAKE_ALL ? FWAIT_ALL : nr, &l);
+		   t->pf.wake_one ? nr : FWAIT_ALL, &l);
 	pthread_mutex_unlock(&b->lock);
 	fw_signal_all(&l, FW_WOKEN);
 	return (int)(l.count > INT32_MAX ? INT32_MAX : l.count);

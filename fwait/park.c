@@ -400,7 +400,7 @@ static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h,
 void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 		int bit, uint32_t nr_exclusive, struct fw_wake_list *l)
 {
-	if (t->policy == FWAIT_BROADCAST) {
+	if (t->pf.unfiltered) {
 		/* The pre-2004 hashed queue: everyone in the bucket. */
 		uint32_t all = FWAIT_ALL;
 		struct fw_waiter *h = b->keys;

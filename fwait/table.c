@@ -1,5 +1,5 @@
 /*
- * table.c - creating and destroying a wait table; policy names.
+ * table.c - creating and destroying a wait table; the policy table.
  *
  * Layer 5 (table): calls only futex.c (whether futexes work).
  *
@@ -8,6 +8,13 @@
  * The table is sized once and never grows: its memory is per bucket, never
  * per object (how a key finds its bucket: base.c).  Nothing here is mutable
  * after creation except what the buckets themselves guard.
+ *
+ * The policy table is the one list of wait policies: each row is a policy's
+ * name (fwait_policy_name, fwait_policy_parse), its one-line help
+ * (fwait_policy_help, which the tools' usage texts print) and the traits
+ * the code branches on (struct fw_policy_flags, internal.h).  A table
+ * copies its row at creation, so no other file reads the rows.  Rows are
+ * const and never written.
  */
 #include "fwait/internal.h"
 
@@ -21,18 +28,45 @@
 #define ANNOTATE_BENIGN_RACE_SIZED(addr, size, why) ((void)0)
 #endif
 
-static const char *const policy_names[FWAIT_POLICY_COUNT] = {
-	[FWAIT_WAKE_ONE] = "wake-one",
-	[FWAIT_WAKE_ALL] = "wake-all",
-	[FWAIT_BROADCAST] = "broadcast",
-	[FWAIT_FUTEX] = "futex",
+struct fw_policy_row {
+	const char *name; /* what users type; unique */
+	const char *help; /* one line, no newline */
+	struct fw_policy_flags pf;
 };
+
+/* Indexed by enum fwait_policy (fwait.h), which says what each one is. */
+static const struct fw_policy_row policies[] = {
+	[FWAIT_WAKE_ONE] = { "wake-one",
+		"filtered; an unlock wakes the oldest waiter",
+		{ .wake_one = true } },
+	[FWAIT_WAKE_ALL] = { "wake-all",
+		"filtered; every waiter of the key wakes and races",
+		{ 0 } },
+	[FWAIT_BROADCAST] = { "broadcast",
+		"unfiltered; every waiter of the bucket wakes",
+		{ .unfiltered = true } },
+	[FWAIT_FUTEX] = { "futex",
+		"bit waits sleep on the word itself (Linux futex)",
+		{ .on_word = true, .wake_one = true } },
+};
+/* A policy added to the enum without a row here fails to build (a row
+ * added in the middle without one is caught by tests/fwait/test_policies.c:
+ * its name would be NULL). */
+_Static_assert(sizeof(policies) / sizeof(policies[0]) == FWAIT_POLICY_COUNT,
+	       "fwait: one row per enum fwait_policy");
 
 const char *fwait_policy_name(enum fwait_policy p)
 {
 	if ((unsigned)p >= FWAIT_POLICY_COUNT)
 		return "invalid";
-	return policy_names[p];
+	return policies[p].name;
+}
+
+const char *fwait_policy_help(enum fwait_policy p)
+{
+	if ((unsigned)p >= FWAIT_POLICY_COUNT)
+		return "invalid";
+	return policies[p].help;
 }
 
 int fwait_policy_parse(const char *name, enum fwait_policy *out)
@@ -40,7 +74,7 @@ int fwait_policy_parse(const char *name, enum fwait_policy *out)
 	if (name == NULL || out == NULL)
 		return -EINVAL;
 	for (unsigned p = 0; p < FWAIT_POLICY_COUNT; p++) {
-		if (strcmp(name, policy_names[p]) == 0) {
+		if (strcmp(name, policies[p].name) == 0) {
 			*out = (enum fwait_policy)p;
 			return 0;
 		}
@@ -66,7 +100,7 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 	if ((unsigned)cfg->policy >= FWAIT_POLICY_COUNT || cfg->nbuckets > FW_MAX_BUCKETS ||
 	    (unsigned)cfg->handoff > FWAIT_HANDOFF_STRICT)
 		return -EINVAL;
-	if (cfg->policy == FWAIT_FUTEX && !fw_futex_supported())
+	if (policies[cfg->policy].pf.on_word && !fw_futex_supported())
 		return -ENOTSUP;
 
 	uint32_t n = round_up_pow2(cfg->nbuckets ? cfg->nbuckets : FW_DEFAULT_BUCKETS);
@@ -100,9 +134,12 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 	for (uint32_t i = 0; i < n; i++)
 		t->buckets[i].stats_on = !cfg->stats_off;
 	t->policy = cfg->policy;
-	/* Fairness settings matter only to WAKE_ONE's lock bits and exclusive
-	 * keyed waits (bitops.c, keyed.c); zero fields take the defaults. */
+	t->pf = policies[cfg->policy].pf;
+	/* Fairness settings matter only to a wake-one policy's lock bits and
+	 * exclusive keyed waits (bitops.c, keyed.c); zero fields take the
+	 * defaults. */
 	t->strict = cfg->handoff == FWAIT_HANDOFF_STRICT;
+	t->fair = t->pf.wake_one && !t->strict;
 	t->max_steals = cfg->max_steals;
 	t->fair_ns = cfg->fair_ns ? cfg->fair_ns : FWAIT_FAIR_NS_DEFAULT;
 	t->spin_ns = cfg->spin_ns == FWAIT_SPIN_OFF ? 0 :

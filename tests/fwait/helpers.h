@@ -23,7 +23,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <check.h>
+
 #include "fwait/fwait.h"
+/* The policy variants the loop tests iterate over (TC_NVARIANTS,
+ * tc_variant_name), and counting parked waiters, are tests/common's. */
+#include "../common/variants.h"
+#include "../common/waiters.h"
 /* The tests' clock (util_now_ns) and per-thread pseudo-random streams
  * (util_rand_next from util_rand_seed(seed, thread)) are util's. */
 #include "util/clock.h"
@@ -32,22 +38,22 @@
 /* Upper bound of any single poll or join in the tests, in milliseconds. */
 #define TH_DEADLINE_MS 20000u
 
-/* Policies the loop tests iterate over: the four table policies (WAKE_ONE
- * with the default eventual fairness), WAKE_ONE fair with max_steals = 5
- * ("wake-one+steal") and WAKE_ONE with strict FIFO handoff
- * ("wake-one+strict", what the FIFO tests use). */
-#define TH_POLICY_STEAL FWAIT_POLICY_COUNT
-#define TH_POLICY_STRICT (FWAIT_POLICY_COUNT + 1)
-#define TH_NPOLICIES (FWAIT_POLICY_COUNT + 2)
-
 /* True when built with ThreadSanitizer, which slows threads the most. */
 bool th_sanitized(void);
 /* n scaled down under ThreadSanitizer (to n / 4, never below floor). */
 unsigned th_scaled(unsigned n, unsigned floor);
 
-/* Creates a table for loop index i (0..TH_NPOLICIES-1) with nbuckets. */
-struct fwait_table *th_table_for(int i, unsigned nbuckets);
-const char *th_policy_label(int i);
+/* Creates a table of variant v (0..TC_NVARIANTS-1, tests/common's
+ * variants.h; wake-one+steal with max_steals 5) with nbuckets. */
+struct fwait_table *th_table_for(int v, unsigned nbuckets);
+
+/* Adds loop test tf over [from, to) to su, each index in a test case of
+ * its own named "<name> <label(i)>" with the given timeout, so that Check's
+ * failure line, "file:line:F:<case>:<test>:<i>: message", says what index
+ * i stands for (a variant's name, a word width) rather than only its
+ * number.  Pass tc_variant_name for a loop over variants. */
+void th_add_loop(Suite *su, const char *name, int timeout_s, const TTest *tf, int from,
+		 int to, const char *(*label)(int i));
 
 /* pthread_create with a small stack; aborts the test on failure. */
 void th_spawn(pthread_t *tid, void *(*fn)(void *), void *arg);
@@ -57,10 +63,9 @@ void th_spawn(pthread_t *tid, void *(*fn)(void *), void *arg);
 void th_join_all(pthread_t *tids, size_t n, unsigned timeout_ms,
 		 const char *what, struct fwait_table *t);
 
-/* Number of waiters parked in t right now (fwait_waiters_walk). */
+/* Number of waiters parked in t right now (fwait_waiters_walk; the
+ * parked waiters of one key: tc_parked_on, tests/common/waiters.h). */
 size_t th_parked(struct fwait_table *t);
-/* Number of parked waiters whose key is key (and bit is bit; -1 = any). */
-size_t th_parked_on(struct fwait_table *t, const void *key, int bit);
 /* Polls until th_parked(t) == n; false if the deadline passes first. */
 bool th_wait_parked(struct fwait_table *t, size_t n, unsigned timeout_ms);
 /* Polls until pred(arg) holds; false if the deadline passes first. */

@@ -234,11 +234,11 @@ int main(void)
 	Suite *su = suite_create("fwait-args");
 	TCase *tc = tcase_create("args");
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, bad_bit_word_table, 0, TH_NPOLICIES);
-	tcase_add_loop_test(tc, lock_errors, 0, TH_NPOLICIES);
+	th_add_loop(su, "args", 30, bad_bit_word_table, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "args", 30, lock_errors, 0, TC_NVARIANTS, tc_variant_name);
 	tcase_add_test(tc, policy_names_round_trip);
 	tcase_add_test(tc, configs);
-	tcase_add_loop_test(tc, bad_deadline_is_einval, 0, TH_NPOLICIES);
+	th_add_loop(su, "args", 30, bad_deadline_is_einval, 0, TC_NVARIANTS, tc_variant_name);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

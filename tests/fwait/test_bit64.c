@@ -16,6 +16,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "helpers.h"
@@ -75,14 +76,14 @@ START_TEST(mutual_exclusion)
 	th_join_all(tids, NTHREADS, TH_DEADLINE_MS, "bit64 lockers", t);
 	ck_assert_int_eq(atomic_load(&m.errors), 0);
 	ck_assert_msg(!atomic_load(&m.overlap), "%s bit %u: two holders at once",
-		      th_policy_label(pol), bit);
+		      tc_variant_name(pol), bit);
 	ck_assert_uint_eq(m.counter, (unsigned long)NTHREADS * m.iters);
 	uint64_t v = atomic_load(&word);
 	/* Only the sentinels are left; W too under FUTEX (sticky). */
 	if (pol == FWAIT_FUTEX)
 		v &= ~FWAIT64_WAITERS_MASK;
 	ck_assert_msg(v == SENTINELS, "%s bit %u: word %#llx",
-		      th_policy_label(pol), bit, (unsigned long long)atomic_load(&word));
+		      tc_variant_name(pol), bit, (unsigned long long)atomic_load(&word));
 	ck_assert_uint_eq(th_parked(t), 0);
 	fwait_table_destroy(t);
 }
@@ -129,7 +130,7 @@ START_TEST(clear_wakes_every_waiter)
 	ck_assert(th_poll(all_started, &started, TH_DEADLINE_MS));
 	if (pol != FWAIT_FUTEX) {
 		ck_assert(th_wait_parked(t, NTHREADS, TH_DEADLINE_MS));
-		ck_assert_uint_eq(th_parked_on(t, (const void *)&word, (int)bit), NTHREADS);
+		ck_assert_uint_eq(tc_parked_on(t, (const void *)&word, (int)bit), NTHREADS);
 		ck_assert(atomic_load(&word) & FWAIT64_WAITERS_MASK);
 	}
 	ck_assert_int_eq(fwait_bit64_clear(t, &word, bit), 0);
@@ -248,16 +249,25 @@ START_TEST(uncontended_skips_table)
 }
 END_TEST
 
+/* Loop index variant * NBITS + bit index, as "<variant>, bit <n>" (the
+ * buffer is reused: th_add_loop copies it at once). */
+static const char *variant_bit_label(int i)
+{
+	static char buf[64];
+	snprintf(buf, sizeof(buf), "%s, bit %u", tc_variant_name(i / (int)NBITS),
+		 test_bits[i % (int)NBITS]);
+	return buf;
+}
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-bit64");
-	TCase *tc = tcase_create("bit64");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, mutual_exclusion, 0, TH_NPOLICIES * (int)NBITS);
-	tcase_add_loop_test(tc, clear_wakes_every_waiter, 0, TH_NPOLICIES * (int)NBITS);
-	tcase_add_loop_test(tc, timeouts, 0, TH_NPOLICIES);
-	tcase_add_loop_test(tc, bad_arguments, 0, TH_NPOLICIES);
-	tcase_add_loop_test(tc, uncontended_skips_table, 0, TH_NPOLICIES);
-	suite_add_tcase(su, tc);
+	th_add_loop(su, "bit64", 60, mutual_exclusion,
+		    0, TC_NVARIANTS * (int)NBITS, variant_bit_label);
+	th_add_loop(su, "bit64", 60, clear_wakes_every_waiter,
+		    0, TC_NVARIANTS * (int)NBITS, variant_bit_label);
+	th_add_loop(su, "bit64", 60, timeouts, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "bit64", 60, bad_arguments, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "bit64", 60, uncontended_skips_table, 0, TC_NVARIANTS, tc_variant_name);
 	return check_run_suite(su);
 }

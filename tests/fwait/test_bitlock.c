@@ -123,7 +123,7 @@ static void *lock_waiter(void *arg)
 
 static struct fwait_table *wake_one_table(int i, unsigned nbuckets)
 {
-	return th_table_for(i == 0 ? TH_POLICY_STRICT : TH_POLICY_STEAL, nbuckets);
+	return th_table_for(i == 0 ? TC_VARIANT_STRICT : TC_VARIANT_STEAL, nbuckets);
 }
 
 /* Holds the bit, then parks n waiters one by one, in arrival order. */
@@ -208,7 +208,7 @@ START_TEST(wake_one_wakes_one)
 		ck_assert_uint_eq(after.handoffs - before.handoffs, 1);
 	ck_assert_uint_eq(after.spurious_wakeups, 0);
 	ck_assert_uint_eq(th_parked(sc.t), NWAITERS - 1);
-	ck_assert_uint_eq(th_parked_on(sc.t, (const void *)&sc.word, (int)sc.bit), NWAITERS - 1);
+	ck_assert_uint_eq(tc_parked_on(sc.t, (const void *)&sc.word, (int)sc.bit), NWAITERS - 1);
 	ck_assert(fwait_bit_test(&sc.word, sc.bit));
 	ck_assert(atomic_load(&ws[0].got)); /* the oldest one got it */
 	ck_assert_uint_eq(ws[0].seq, 0);
@@ -307,15 +307,28 @@ START_TEST(uncontended_skips_table)
 }
 END_TEST
 
+/* What the loop indices stand for, for the failure lines (th_add_loop). */
+static const char *fifo_label(int i)
+{
+	static const char *const l[] = { "wake-one+strict 32-bit", "wake-one+steal 32-bit",
+					 "wake-one+strict 64-bit", "wake-one+steal 64-bit" };
+	return l[i];
+}
+
+static const char *wake_one_label(int i)
+{
+	return tc_variant_name(i == 0 ? TC_VARIANT_STRICT : TC_VARIANT_STEAL);
+}
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-bitlock");
 	TCase *tc = tcase_create("bitlock");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, fifo_handoff_order, 0, 4);
-	tcase_add_loop_test(tc, wake_one_wakes_one, 0, 2);
+	th_add_loop(su, "bitlock", 60, fifo_handoff_order, 0, 4, fifo_label);
+	th_add_loop(su, "bitlock", 60, wake_one_wakes_one, 0, 2, wake_one_label);
 	tcase_add_test(tc, wake_all_wakes_every_waiter_of_key);
-	tcase_add_loop_test(tc, uncontended_skips_table, 0, TH_NPOLICIES);
+	th_add_loop(su, "bitlock", 60, uncontended_skips_table, 0, TC_NVARIANTS, tc_variant_name);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

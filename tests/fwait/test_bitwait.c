@@ -74,7 +74,7 @@ static void filtering_scenario(enum fwait_policy policy, bool lock)
 	/* WAKE_ONE strict: each matching lock waiter is handed the bit
 	 * (counted exactly below); fair would hand off only to those parked
 	 * longer than 1 ms, which is timing. */
-	struct fwait_table *t = th_table_for(policy == FWAIT_WAKE_ONE ? TH_POLICY_STRICT :
+	struct fwait_table *t = th_table_for(policy == FWAIT_WAKE_ONE ? TC_VARIANT_STRICT :
 					     (int)policy, 1);
 	_Atomic uint32_t a = 0, b = 0;
 	/* Lock bits under WAKE_ALL: one matching waiter, or the losers of
@@ -117,9 +117,9 @@ static void filtering_scenario(enum fwait_policy policy, bool lock)
 	fwait_stats_get(t, &st);
 	for (unsigned k = 0; k < 2 * M; k++)
 		ck_assert_msg(!atomic_load(&ws[k].done), "foreign waiter %u returned", k);
-	ck_assert_uint_eq(th_parked_on(t, (const void *)&b, 0), M);
-	ck_assert_uint_eq(th_parked_on(t, (const void *)&a, 1), M);
-	ck_assert_uint_eq(th_parked_on(t, (const void *)&a, 0), 0);
+	ck_assert_uint_eq(tc_parked_on(t, (const void *)&b, 0), M);
+	ck_assert_uint_eq(tc_parked_on(t, (const void *)&a, 1), M);
+	ck_assert_uint_eq(tc_parked_on(t, (const void *)&a, 0), 0);
 	if (policy == FWAIT_BROADCAST) {
 		ck_assert_uint_gt(st.spurious_wakeups, 0);
 		/* Event bits: one clear, one herd.  Lock bits: the matching
@@ -302,13 +302,15 @@ END_TEST
 int main(void)
 {
 	Suite *su = suite_create("fwait-bitwait");
-	TCase *tc = tcase_create("bitwait");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, filter_event_bits, FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1);
-	tcase_add_loop_test(tc, filter_lock_bits, FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1);
-	tcase_add_loop_test(tc, bit_wait_rechecks_after_wake, FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1);
-	tcase_add_loop_test(tc, bit_wait_on_clear_bit_returns_at_once, 0, TH_NPOLICIES);
-	tcase_add_loop_test(tc, clear_releases_every_waiter, 0, TH_NPOLICIES);
-	suite_add_tcase(su, tc);
+	th_add_loop(su, "bitwait", 60, filter_event_bits,
+		    FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, filter_lock_bits,
+		    FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, bit_wait_rechecks_after_wake,
+		    FWAIT_WAKE_ONE, FWAIT_BROADCAST + 1, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, bit_wait_on_clear_bit_returns_at_once,
+		    0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "bitwait", 60, clear_releases_every_waiter,
+		    0, TC_NVARIANTS, tc_variant_name);
 	return check_run_suite(su);
 }

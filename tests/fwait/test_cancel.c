@@ -122,12 +122,17 @@ START_TEST(cancelled_waiter_returns_then_exits)
 }
 END_TEST
 
+/* The loop index's form, for the failure lines (th_add_loop). */
+static const char *form_label(int i)
+{
+	static const char *const l[NFORMS] = { [BIT_WAIT] = "bit wait", [BIT_LOCK] = "bit lock",
+					       [KEYED] = "keyed wait" };
+	return l[i];
+}
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-cancel");
-	TCase *tc = tcase_create("cancel");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, cancelled_waiter_returns_then_exits, 0, NFORMS);
-	suite_add_tcase(su, tc);
+	th_add_loop(su, "cancel", 60, cancelled_waiter_returns_then_exits, 0, NFORMS, form_label);
 	return check_run_suite(su);
 }

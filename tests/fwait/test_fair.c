@@ -545,6 +545,25 @@ START_TEST(config_defaults_and_validation)
 }
 END_TEST
 
+/* What the loop indices stand for, for the failure lines (th_add_loop). */
+static const char *due_label(int i)
+{
+	return i == 0 ? "max_steals 3" : "fair_ns 2 ms";
+}
+
+static const char *long_holds_label(int i)
+{
+	static const char *const l[] = { "hold vote 32-bit", "hold vote off 32-bit",
+					 "hold vote 64-bit", "hold vote off 64-bit" };
+	return l[i];
+}
+
+static const char *crowd_label(int i)
+{
+	static const char *const l[] = { "default", "short bounds", "no spin", "strict" };
+	return l[i];
+}
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-fair");
@@ -552,9 +571,9 @@ int main(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, config_defaults_and_validation);
 	tcase_add_test(tc, woken_loser_keeps_its_place);
-	tcase_add_loop_test(tc, due_waiter_is_handed_the_bit, 0, 2);
-	tcase_add_loop_test(tc, long_holds_are_handed_over, 0, 4);
-	tcase_add_loop_test(tc, crowd_mutual_exclusion_no_lost_wakeup, 0, 4);
+	th_add_loop(su, "fair", 120, due_waiter_is_handed_the_bit, 0, 2, due_label);
+	th_add_loop(su, "fair", 120, long_holds_are_handed_over, 0, 4, long_holds_label);
+	th_add_loop(su, "fair", 120, crowd_mutual_exclusion_no_lost_wakeup, 0, 4, crowd_label);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

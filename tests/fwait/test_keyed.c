@@ -155,7 +155,7 @@ START_TEST(generic_and_bit_keys_do_not_match)
 	ck_assert_int_eq(fwait_wake(t, (const void *)&word, FWAIT_ALL), 1);
 	th_join_all(&gt, 1, TH_DEADLINE_MS, "generic waiter", t);
 	ck_assert_int_eq(gw.rc, 0);
-	ck_assert_uint_eq(th_parked_on(t, (const void *)&word, 0), 1);
+	ck_assert_uint_eq(tc_parked_on(t, (const void *)&word, 0), 1);
 	ck_assert_int_eq(fwait_bit_clear(t, &word, 0), 0);
 	th_join_all(&bt, 1, TH_DEADLINE_MS, "bit waiter", t);
 	ck_assert_int_eq(bw.rc, 0);
@@ -630,20 +630,29 @@ START_TEST(abandoned_wakes_are_passed_on)
 }
 END_TEST
 
+/* What the loop index of wake_n_exclusive_and_all_shared stands for. */
+static const char *wake_n_label(int i)
+{
+	return tc_variant_name(i ? FWAIT_FUTEX : FWAIT_WAKE_ONE);
+}
+
 int main(void)
 {
 	Suite *su = suite_create("fwait-keyed");
 	TCase *tc = tcase_create("keyed");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, wake_n_exclusive_and_all_shared, 0, 2);
+	th_add_loop(su, "keyed", 60, wake_n_exclusive_and_all_shared, 0, 2, wake_n_label);
 	tcase_add_test(tc, generic_and_bit_keys_do_not_match);
-	tcase_add_loop_test(tc, ready_semantics, 0, FWAIT_POLICY_COUNT);
-	tcase_add_loop_test(tc, ready_sets_callers_waiters_flag, 0, FWAIT_POLICY_COUNT);
+	th_add_loop(su, "keyed", 60, ready_semantics, 0, FWAIT_POLICY_COUNT, tc_variant_name);
+	th_add_loop(su, "keyed", 60, ready_sets_callers_waiters_flag,
+		    0, FWAIT_POLICY_COUNT, tc_variant_name);
 	tcase_add_test(tc, exclusive_wake_survives_timeout_race);
-	tcase_add_loop_test(tc, semaphore_no_lost_wake, 0, TH_NPOLICIES);
-	tcase_add_loop_test(tc, wake_without_waiters_skips_the_lock, 0, FWAIT_POLICY_COUNT);
+	th_add_loop(su, "keyed", 60, semaphore_no_lost_wake, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "keyed", 60, wake_without_waiters_skips_the_lock,
+		    0, FWAIT_POLICY_COUNT, tc_variant_name);
 	tcase_add_test(tc, precheck_skips_the_lock);
-	tcase_add_loop_test(tc, abandoned_wakes_are_passed_on, 0, TH_NPOLICIES);
+	th_add_loop(su, "keyed", 60, abandoned_wakes_are_passed_on,
+		    0, TC_NVARIANTS, tc_variant_name);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

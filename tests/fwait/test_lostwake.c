@@ -127,7 +127,7 @@ START_TEST(no_lost_wakeup)
 		ws[i].id = i;
 		th_spawn(&tids[i], stress_worker, &ws[i]);
 	}
-	th_join_all(tids, nthreads, 15000, th_policy_label(_i), s->t);
+	th_join_all(tids, nthreads, 15000, tc_variant_name(_i), s->t);
 
 	/* Replay every thread's sequence to know what each counter must be. */
 	uint64_t expect[NWORDS][2] = { { 0 } };
@@ -143,7 +143,7 @@ START_TEST(no_lost_wakeup)
 			}
 		}
 		ck_assert_msg(ws[i].bad_rc == 0, "%s: thread %u: %s returned %d",
-			      th_policy_label(_i), i, ws[i].bad_op, ws[i].bad_rc);
+			      tc_variant_name(_i), i, ws[i].bad_op, ws[i].bad_rc);
 		set += ws[i].events_set;
 		waited += ws[i].events_waited;
 	}
@@ -151,14 +151,14 @@ START_TEST(no_lost_wakeup)
 		for (unsigned j = 0; j < 2; j++) {
 			ck_assert_msg(s->counters[w][j] == expect[w][j],
 				      "%s: word %u lock bit %u: counter %llu, expected %llu",
-				      th_policy_label(_i), w, lock_bits[j],
+				      tc_variant_name(_i), w, lock_bits[j],
 				      (unsigned long long)s->counters[w][j],
 				      (unsigned long long)expect[w][j]);
 			got += s->counters[w][j];
 		}
 		uint32_t v = atomic_load(&s->words[w]);
 		ck_assert_msg((v & ~FWAIT_WAITERS_MASK) == 0,
-			      "%s: word %u left as %#x", th_policy_label(_i), w, v);
+			      "%s: word %u left as %#x", tc_variant_name(_i), w, v);
 	}
 	ck_assert_uint_eq(got, total);
 	ck_assert_uint_eq(th_parked(s->t), 0);
@@ -178,9 +178,6 @@ END_TEST
 int main(void)
 {
 	Suite *su = suite_create("fwait-lostwake");
-	TCase *tc = tcase_create("stress");
-	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, no_lost_wakeup, 0, TH_NPOLICIES);
-	suite_add_tcase(su, tc);
+	th_add_loop(su, "stress", 60, no_lost_wakeup, 0, TC_NVARIANTS, tc_variant_name);
 	return check_run_suite(su);
 }

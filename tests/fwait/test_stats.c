@@ -122,7 +122,7 @@ START_TEST(handoff_chain_counts)
 {
 	/* Strict: every unlock is a handoff (fair would hand off only to
 	 * waiters older than 1 ms, which is timing). */
-	struct fwait_table *t = th_table_for(TH_POLICY_STRICT, 1);
+	struct fwait_table *t = th_table_for(TC_VARIANT_STRICT, 1);
 	_Atomic uint32_t word = 0;
 	struct chain_waiter ws[N];
 	pthread_t tids[N];
@@ -307,14 +307,20 @@ START_TEST(histogram_matches_waits_after_contention)
 	}
 	/* Strict handoff never wakes a thread for nothing; fair wakes may
 	 * lose their race, and each loss is also a spurious wakeup. */
-	if (_i == TH_POLICY_STRICT)
+	if (_i == TC_VARIANT_STRICT)
 		ck_assert_uint_eq(st.spurious_wakeups, 0);
 	ck_assert_uint_le(st.lost_races, st.spurious_wakeups);
-	if (_i != FWAIT_WAKE_ONE && _i != TH_POLICY_STEAL && _i != FWAIT_FUTEX)
+	if (_i != FWAIT_WAKE_ONE && _i != TC_VARIANT_STEAL && _i != FWAIT_FUTEX)
 		ck_assert_uint_eq(st.lost_races, 0);
 	fwait_table_destroy(t);
 }
 END_TEST
+
+/* What the loop index of stats_off_counts_nothing stands for. */
+static const char *stats_off_label(int i)
+{
+	return i == 0 ? "strict" : "fair";
+}
 
 int main(void)
 {
@@ -323,10 +329,12 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, fresh_table_and_sizes);
 	tcase_add_test(tc, handoff_chain_counts);
-	tcase_add_loop_test(tc, stats_off_counts_nothing, 0, 2);
+	th_add_loop(su, "stats", 60, stats_off_counts_nothing, 0, 2, stats_off_label);
 	tcase_add_test(tc, slow_waits_counts_lock_taken_without_sleep);
-	tcase_add_loop_test(tc, timed_out_wait_lands_in_histogram, 0, TH_NPOLICIES);
-	tcase_add_loop_test(tc, histogram_matches_waits_after_contention, 0, TH_NPOLICIES);
+	th_add_loop(su, "stats", 60, timed_out_wait_lands_in_histogram,
+		    0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "stats", 60, histogram_matches_waits_after_contention,
+		    0, TC_NVARIANTS, tc_variant_name);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

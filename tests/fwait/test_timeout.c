@@ -28,7 +28,7 @@ static bool never_ready(void *arg)
 	return false;
 }
 
-/* Loop index: policy (0..3) or TH_POLICY_STEAL. */
+/* Loop index: policy (0..3) or TC_VARIANT_STEAL. */
 START_TEST(timeout_on_held_bit)
 {
 	struct fwait_table *t = th_table_for(_i, 8);
@@ -171,7 +171,7 @@ START_TEST(timeouts_race_handoffs)
 	uint64_t locked[RACE_WORDS] = { 0 }, timeouts = 0, lock_timeouts = 0;
 	for (unsigned k = 0; k < n; k++) {
 		ck_assert_msg(rs[k].bad_rc == 0, "%s: racer %u: %s returned %d",
-			      th_policy_label(_i), k, rs[k].bad_op, rs[k].bad_rc);
+			      tc_variant_name(_i), k, rs[k].bad_op, rs[k].bad_rc);
 		for (unsigned w = 0; w < RACE_WORDS; w++)
 			locked[w] += rs[k].locked[w];
 		timeouts += rs[k].lock_timeouts + rs[k].wait_timeouts;
@@ -193,7 +193,7 @@ START_TEST(timeouts_race_handoffs)
 	/* How often the race was hit depends on scheduling: shown, not
 	 * asserted (CK_VERBOSITY=verbose or the test log shows it). */
 	fprintf(stderr, "%s: %u threads: %llu lock timeouts, %llu wait timeouts, "
-		"%llu handoffs\n", th_policy_label(_i), n,
+		"%llu handoffs\n", tc_variant_name(_i), n,
 		(unsigned long long)lock_timeouts,
 		(unsigned long long)(timeouts - lock_timeouts),
 		(unsigned long long)st.handoffs);
@@ -262,8 +262,8 @@ int main(void)
 	Suite *su = suite_create("fwait-timeout");
 	TCase *tc = tcase_create("timeout");
 	tcase_set_timeout(tc, 60);
-	tcase_add_loop_test(tc, timeout_on_held_bit, 0, TH_NPOLICIES);
-	tcase_add_loop_test(tc, timeouts_race_handoffs, 0, TH_NPOLICIES);
+	th_add_loop(su, "timeout", 60, timeout_on_held_bit, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "timeout", 60, timeouts_race_handoffs, 0, TC_NVARIANTS, tc_variant_name);
 	tcase_add_test(tc, far_deadlines_are_never);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);

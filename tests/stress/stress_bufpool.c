@@ -110,7 +110,7 @@ static const char *const op_names[] = {
 
 struct round_cfg {
 	uint32_t page_size, nframes, io_latency_us, writer_interval_ms;
-	int policy; /* 0..ST_NPOLICIES-1 */
+	int policy; /* 0..TC_NVARIANTS-1 */
 };
 
 struct round {
@@ -492,7 +492,7 @@ static void dump_round(void *arg)
 	fprintf(stderr, "  %.3f s into the run, round %u: %u frames of %u bytes, io latency %u us, "
 		"writer every %u ms, policy %s, file %s\n", (double)(util_now_ns() - run_start_ns) / 1e9,
 		st_ctx.round, r->cfg.nframes, r->cfg.page_size, r->cfg.io_latency_us,
-		r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), r->path);
+		r->cfg.writer_interval_ms, tc_variant_name(r->cfg.policy), r->path);
 	if (r->file)
 		fprintf(stderr, "  bp_file_page_count() = %" PRIu64 " (file %u)\n",
 			bp_file_page_count(r->file), bp_file_id(r->file));
@@ -534,7 +534,7 @@ static struct bp_config pool_config(const struct round_cfg *c, bool verify, cons
 		.io_latency_us = verify ? 0 : c->io_latency_us,
 		.log = pool_log,
 	};
-	st_policy_config(c->policy, 3, &cfg.fwait);
+	tc_variant_config(c->policy, 3, &cfg.fwait);
 	return cfg;
 }
 
@@ -681,7 +681,7 @@ static struct round_cfg draw_config(uint64_t *rng, unsigned round_no, int policy
 		.nframes = frames[st_below(rng, 3)],
 		.io_latency_us = 50 + st_below(rng, 151),
 		.writer_interval_ms = 2 + st_below(rng, 9),
-		.policy = policy >= 0 ? policy : (int)(round_no % ST_NPOLICIES),
+		.policy = policy >= 0 ? policy : (int)(round_no % TC_NVARIANTS),
 	};
 	return c;
 }
@@ -696,7 +696,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no --mix or --inject here\n", argv[0]);
 		return 2;
 	}
-	nworkers = o.threads ? o.threads : (ST_TSAN ? 16 : 24);
+	nworkers = o.threads ? o.threads : (TC_TSAN ? 16 : 24);
 	if (nworkers < 2 || nworkers > MAX_THREADS) {
 		fprintf(stderr, "%s: --threads must be 2..%d\n", argv[0], MAX_THREADS);
 		return 2;
@@ -718,7 +718,7 @@ int main(int argc, char **argv)
 	int n = snprintf(rerun_args, sizeof(rerun_args), "--threads %u", nworkers);
 	if (o.policy >= 0)
 		snprintf(rerun_args + n, sizeof(rerun_args) - (size_t)n, " --policy %s",
-			 st_policy_label(o.policy));
+			 tc_variant_name(o.policy));
 
 	/* rounds of ROUND_SECONDS; soak: until --seconds (0 = forever) */
 	unsigned nrounds = 0;
@@ -751,7 +751,7 @@ int main(int argc, char **argv)
 		r->cfg = draw_config(&round_rng, rn, o.policy);
 		st_ctx = (struct st_context){
 			.program = argv[0], .seed = o.seed, .round = rn,
-			.policy = st_policy_label(r->cfg.policy), .threads = nworkers,
+			.policy = tc_variant_name(r->cfg.policy), .threads = nworkers,
 			.dump_extra = dump_round, .dump_arg = r, .rerun_args = rerun_args,
 			.cleanup = remove_files,
 		};
@@ -766,7 +766,7 @@ int main(int argc, char **argv)
 		       " busy; pool: %" PRIu64 " reads, %" PRIu64 " writes, %" PRIu64 " evictions; %"
 		       PRIu64 " pages verified, %.1f s: ok\n",
 		       rn, r->cfg.nframes, r->cfg.page_size, r->cfg.io_latency_us,
-		       r->cfg.writer_interval_ms, st_policy_label(r->cfg.policy), res.ops, res.writes,
+		       r->cfg.writer_interval_ms, tc_variant_name(r->cfg.policy), res.ops, res.writes,
 		       res.reads, res.optimistic, res.creates, res.creates_at, res.evictions, res.flushes, res.busy,
 		       res.st.reads, res.st.writes, res.st.evictions, res.pages,
 		       (double)(util_now_ns() - t0) / 1e9);

@@ -66,7 +66,7 @@ static const unsigned ev_bits32[NEV] = { 8, 9 };
 static const unsigned lock_bits64[NLOCK] = { 0, 31, 40, 62 };
 static const unsigned ev_bits64[NEV] = { 9, 45 };
 
-/* Round "policies": ST_POLICY_STEAL, ST_NPOLICIES, st_policy_label (stress_util.h). */
+/* Round "policies": TC_VARIANT_STEAL, TC_NVARIANTS, tc_variant_name (stress_util.h). */
 
 enum op_kind {
 	OP_NONE, OP_LOCK, OP_BITWAIT, OP_EVWAIT, OP_KEYWAIT_EX, OP_KEYWAIT_GEN,
@@ -85,7 +85,7 @@ struct gkey {
 
 struct round {
 	struct fwait_table *t;
-	int policy;               /* 0..ST_NPOLICIES-1 */
+	int policy;               /* 0..TC_NVARIANTS-1 */
 	bool keyed;
 	_Atomic bool stop;
 	bool wide;                /* fwait_bit64_* on words64, else words */
@@ -514,7 +514,7 @@ static void check_stall(struct worker *w, uint64_t now, uint64_t stall_ns)
 /* The model's invariants, checked live on every parked waiter under its
  * bucket lock (fwait_waiters_walk holds it): a queued bit waiter's word has
  * W set (else a release that skips the table strands it), and under strict
- * WAKE_ONE (ST_POLICY_STRICT) a queued exclusive waiter's bit is set (else
+ * WAKE_ONE (TC_VARIANT_STRICT) a queued exclusive waiter's bit is set (else
  * its handoff was dropped).  The callback only records; failing happens after the walk. */
 struct parked_check {
 	struct round *r;
@@ -542,7 +542,7 @@ static int check_parked(const struct fwait_waiter_info *w, void *arg)
 	/* Only strict: under eventual fairness an unlock frees the bit and
 	 * wakes only the oldest, so the others stay parked on a clear bit
 	 * until the next unlock (the stall watchdog catches one left there). */
-	if (c->r->policy == ST_POLICY_STRICT && w->exclusive && !(v & (UINT64_C(1) << w->bit))) {
+	if (c->r->policy == TC_VARIANT_STRICT && w->exclusive && !(v & (UINT64_C(1) << w->bit))) {
 		c->what = "exclusive waiter parked on a clear bit under strict handoff";
 		return 1;
 	}
@@ -633,7 +633,7 @@ static void check_round(struct round *r, const struct round_result *res)
 	bool table_policy = r->policy != FWAIT_FUTEX;
 	bool w_may_stay = r->policy == FWAIT_BROADCAST || r->policy == FWAIT_FUTEX;
 
-	unsigned parked = st_count_waiters(r->t);
+	unsigned parked = (unsigned)tc_parked_on(r->t, NULL, -1);
 	if (parked)
 		st_fail("%u waiter(s) still parked after every thread returned", parked);
 	for (unsigned i = 0; i < NWORDS; i++) {
@@ -678,15 +678,15 @@ static void check_round(struct round *r, const struct round_result *res)
 	}
 	if (st.handoffs > st.wakeups)
 		st_fail("stats: %" PRIu64 " handoffs > %" PRIu64 " wakeups", st.handoffs, st.wakeups);
-	if (st.handoffs && r->policy != FWAIT_WAKE_ONE && r->policy != ST_POLICY_STEAL &&
-	    r->policy != ST_POLICY_STRICT)
-		st_fail("stats: %" PRIu64 " handoffs under %s", st.handoffs, st_policy_label(r->policy));
+	if (st.handoffs && r->policy != FWAIT_WAKE_ONE && r->policy != TC_VARIANT_STEAL &&
+	    r->policy != TC_VARIANT_STRICT)
+		st_fail("stats: %" PRIu64 " handoffs under %s", st.handoffs, tc_variant_name(r->policy));
 }
 
 static int create_table(struct round *r, unsigned nbuckets, unsigned max_steals)
 {
 	struct fwait_config cfg = { .nbuckets = nbuckets };
-	st_policy_config(r->policy, max_steals, &cfg);
+	tc_variant_config(r->policy, max_steals, &cfg);
 	return fwait_table_create(&r->t, &cfg);
 }
 
@@ -708,7 +708,7 @@ int main(int argc, char **argv)
 		}
 		inject_lost_wake = true;
 	}
-	unsigned nthreads = o.threads ? o.threads : (ST_TSAN ? 64 : 200);
+	unsigned nthreads = o.threads ? o.threads : (TC_TSAN ? 64 : 200);
 	if (nthreads < 2 || nthreads > MAX_THREADS) {
 		fprintf(stderr, "%s: --threads must be 2..%d\n", argv[0], MAX_THREADS);
 		return 2;
@@ -720,7 +720,7 @@ int main(int argc, char **argv)
 	/* rounds: one per policy and word width (32, then 64 bits) when
 	 * bounded, the --seconds split between them; soak cycles until
 	 * --seconds */
-	unsigned per_width = o.policy >= 0 ? 1 : ST_NPOLICIES;
+	unsigned per_width = o.policy >= 0 ? 1 : TC_NVARIANTS;
 	unsigned nrounds = o.width ? per_width : 2 * per_width;
 	double per_round = o.seconds / nrounds;
 	if (o.soak) {
@@ -743,7 +743,7 @@ int main(int argc, char **argv)
 		if (r == NULL)
 			return 1;
 		memset(r, 0, sizeof(*r));
-		r->policy = o.policy >= 0 ? o.policy : (int)(n % ST_NPOLICIES);
+		r->policy = o.policy >= 0 ? o.policy : (int)(n % TC_NVARIANTS);
 		r->keyed = keyed;
 		r->wide = o.width ? o.width == 64 : (n / per_width) % 2 == 1;
 		r->lock_bits = r->wide ? lock_bits64 : lock_bits32;
@@ -753,14 +753,15 @@ int main(int argc, char **argv)
 
 		st_ctx = (struct st_context){
 			.program = argv[0], .seed = o.seed, .round = n,
-			.policy = st_policy_label(r->policy), .nbuckets = nbuckets,
-			.max_steals = r->policy == ST_POLICY_STEAL ? max_steals : 0,
+			.policy = tc_variant_name(r->policy), .width = r->wide ? 64 : 32,
+			.nbuckets = nbuckets,
+			.max_steals = r->policy == TC_VARIANT_STEAL ? max_steals : 0,
 			.threads = nthreads, .dump_extra = dump_round, .dump_arg = r,
 			.expected_failure = inject_lost_wake ? "lost wakeup" : NULL,
 		};
 		int rc = create_table(r, nbuckets, max_steals);
 		if (rc == -ENOTSUP) {
-			printf("round %u: %s not supported here, skipped\n", n, st_policy_label(r->policy));
+			printf("round %u: %s not supported here, skipped\n", n, tc_variant_name(r->policy));
 			free(r);
 			continue;
 		}
@@ -778,7 +779,7 @@ int main(int argc, char **argv)
 		printf("round %u: %-14s %u-bit, nbuckets %u, max_steals %u: %" PRIu64 " ops, %" PRIu64 " critical sections, %"
 		       PRIu64 " timeouts, %" PRIu64 " events, %" PRIu64 " waits, %" PRIu64
 		       " handoffs, max depth %u, %.1f s: ok\n",
-		       n, st_policy_label(r->policy), r->wide ? 64 : 32, nbuckets,
+		       n, tc_variant_name(r->policy), r->wide ? 64 : 32, nbuckets,
 		       st_ctx.max_steals,
 		       res.ops, res.cs, res.timeouts, res.events, st.waits, st.handoffs,
 		       st.max_bucket_depth, (double)(util_now_ns() - t0) / 1e9);

@@ -20,43 +20,6 @@ struct timespec st_deadline_ns(uint64_t ns)
 	return fwait_deadline_after_ns(ns);
 }
 
-struct dump_state {
-	unsigned count, max_lines;
-};
-
-static int dump_one(const struct fwait_waiter_info *w, void *arg)
-{
-	struct dump_state *d = arg;
-	if (d->count++ < d->max_lines)
-		fprintf(stderr, "  parked: key=%p bit=%d %s bucket=%u waited=%.3f ms\n",
-			w->key, w->bit, w->exclusive ? "exclusive" : "shared",
-			w->bucket, (double)w->waited_ns / 1e6);
-	return 0;
-}
-
-unsigned st_dump_waiters(struct fwait_table *t, unsigned max_lines)
-{
-	struct dump_state d = { 0, max_lines };
-	if (t == NULL)
-		return 0;
-	fwait_waiters_walk(t, dump_one, &d);
-	fprintf(stderr, "  %u waiter(s) parked\n", d.count);
-	return d.count;
-}
-
-static int count_one(const struct fwait_waiter_info *w, void *arg)
-{
-	(*(unsigned *)arg)++;
-	return 0;
-}
-
-unsigned st_count_waiters(struct fwait_table *t)
-{
-	unsigned n = 0;
-	fwait_waiters_walk(t, count_one, &n);
-	return n;
-}
-
 void st_fail(const char *fmt, ...)
 {
 	static _Atomic int failing;
@@ -77,7 +40,7 @@ void st_fail(const char *fmt, ...)
 	va_end(ap);
 	if (st_ctx.expected_failure && strstr(msg, st_ctx.expected_failure)) {
 		printf("injected fault detected as expected: %s\nPASS\n", msg);
-		st_dump_waiters(st_ctx.table, 8);
+		tc_dump_waiters(st_ctx.table, 8);
 		fflush(stdout);
 		fflush(stderr);
 		if (st_ctx.cleanup)
@@ -90,13 +53,13 @@ void st_fail(const char *fmt, ...)
 			st_ctx.program ? st_ctx.program : "?", st_ctx.seed, st_ctx.rerun_args);
 	else
 		fprintf(stderr, "\n  reproduce: %s --seed %" PRIu64 "  (round %u: policy %s, "
-			"nbuckets %u, max_steals %u, threads %u)\n",
+			"width %u, nbuckets %u, max_steals %u, threads %u)\n",
 			st_ctx.program ? st_ctx.program : "?", st_ctx.seed, st_ctx.round,
-			st_ctx.policy ? st_ctx.policy : "?", st_ctx.nbuckets,
+			st_ctx.policy ? st_ctx.policy : "?", st_ctx.width, st_ctx.nbuckets,
 			st_ctx.max_steals, st_ctx.threads);
 	if (st_ctx.dump_extra)
 		st_ctx.dump_extra(st_ctx.dump_arg);
-	st_dump_waiters(st_ctx.table, 64);
+	tc_dump_waiters(st_ctx.table, 64);
 	fflush(stderr);
 	if (st_ctx.cleanup)
 		st_ctx.cleanup();
@@ -168,14 +131,8 @@ void st_parse_options(int argc, char **argv, struct st_options *o)
 				usage(prog);
 		}
 		else if (strcmp(a, "--policy") == 0) {
-			enum fwait_policy p;
-			if (strcmp(v, "wake-one+steal") == 0)
-				o->policy = ST_POLICY_STEAL;
-			else if (strcmp(v, "wake-one+strict") == 0)
-				o->policy = ST_POLICY_STRICT;
-			else if (fwait_policy_parse(v, &p) == 0)
-				o->policy = (int)p;
-			else {
+			o->policy = tc_variant_parse(v);
+			if (o->policy < 0) {
 				fprintf(stderr, "%s: unknown policy '%s'\n", prog, v);
 				usage(prog);
 			}

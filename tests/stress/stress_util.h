@@ -25,42 +25,17 @@
 #include "util/clock.h"
 #include "util/prng.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define ST_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define ST_TSAN 1
-#endif
-#endif
-#ifndef ST_TSAN
-#define ST_TSAN 0
-#endif
+/* Whether a sanitizer is built in (TC_TSAN), the policy variants the
+ * rounds cycle through (TC_NVARIANTS, tc_variant_name, tc_variant_config)
+ * and the parked waiters' count and dump are tests/common's. */
+#include "../common/sanitize.h"
+#include "../common/variants.h"
+#include "../common/waiters.h"
 
 /* Uniform in [0, n), from the stream whose state is *s. */
 static inline uint32_t st_below(uint64_t *s, uint32_t n)
 {
 	return (uint32_t)(((util_rand_next(s) >> 32) * (uint64_t)n) >> 32);
-}
-
-/* Round "policies": the four table policies plus WAKE_ONE with steals. */
-#define ST_POLICY_STEAL FWAIT_POLICY_COUNT
-/* WAKE_ONE with FWAIT_HANDOFF_STRICT (plain wake-one is fair). */
-#define ST_POLICY_STRICT (FWAIT_POLICY_COUNT + 1)
-#define ST_NPOLICIES (FWAIT_POLICY_COUNT + 2)
-
-static inline const char *st_policy_label(int p)
-{
-	if (p == ST_POLICY_STRICT)
-		return "wake-one+strict";
-	return p == ST_POLICY_STEAL ? "wake-one+steal" : fwait_policy_name((enum fwait_policy)p);
-}
-
-/* The table config of a round "policy" (max_steals for ST_POLICY_STEAL). */
-static inline void st_policy_config(int p, unsigned max_steals, struct fwait_config *cfg)
-{
-	cfg->policy = p >= ST_POLICY_STEAL ? FWAIT_WAKE_ONE : (enum fwait_policy)p;
-	cfg->max_steals = p == ST_POLICY_STEAL ? max_steals : 0;
-	cfg->handoff = p == ST_POLICY_STRICT ? FWAIT_HANDOFF_STRICT : FWAIT_HANDOFF_FAIR;
 }
 
 /* Absolute CLOCK_MONOTONIC time ns nanoseconds from now (may be "now"). */
@@ -71,7 +46,8 @@ struct st_context {
 	const char *program;
 	uint64_t seed;
 	unsigned round;
-	const char *policy;
+	const char *policy;    /* the round's variant (tc_variant_name) */
+	unsigned width;        /* the round's word width, 32 or 64; 0: none */
 	unsigned nbuckets;
 	unsigned max_steals;
 	unsigned threads;
@@ -95,11 +71,6 @@ extern struct st_context st_ctx;
 __attribute__((noreturn, format(printf, 1, 2)))
 void st_fail(const char *fmt, ...);
 
-/* Prints every waiter parked in t (one line each) and their count. */
-unsigned st_dump_waiters(struct fwait_table *t, unsigned max_lines);
-/* Number of waiters parked in t right now. */
-unsigned st_count_waiters(struct fwait_table *t);
-
 /* Common command line: --seconds N --seed S --threads N --soak
  * --stall-seconds N; FWAIT_STRESS_SEED in the environment is the default
  * seed (else one is drawn from the clock and printed). */
@@ -111,7 +82,7 @@ struct st_options {
 	double stall_seconds;  /* a wait longer than this past its deadline fails */
 	const char *mix;       /* program specific */
 	const char *inject;    /* program specific fault injection (self-test) */
-	int policy;            /* -1 = cycle through all */
+	int policy;            /* a variant (tests/common); -1 = cycle through all */
 	unsigned width;        /* --width 32|64: word width (program specific);
 				* 0 = both */
 };

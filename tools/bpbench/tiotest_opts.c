@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "bench_opt.h"
+#include "policy_opt.h"
 #include "util/opt.h"
 
 const char *const tio_item_names[TIO_ITEM_COUNT] = {
@@ -48,6 +49,8 @@ uint64_t tio_random_ops_for(const struct tio_options *opt)
 
 static void usage(FILE *o)
 {
+	char policies[TOOL_POLICY_NAMES_MAX]; /* fwait's policy table's names */
+
 	fprintf(o,
 		"usage: bpbench tiotest [options]\n"
 		"  T threads write, random-write, read and random-read their own regions of one\n"
@@ -69,7 +72,7 @@ static void usage(FILE *o)
 		"                        or cached (bufpool.h, bp_read_path; default auto; a\n"
 		"                        simulated latency sends every read to the engine)\n"
 		"      --direct          open the data file with O_DIRECT (BP_OPEN_DIRECT)\n"
-		"      --policies LIST   comma-separated: broadcast,wake-all,wake-one,futex (default all)\n"
+		"      --policies LIST   comma-separated: %s (default all)\n"
 		"      --seed N          seed of the random phases (default %u)\n"
 		"      --fault-read-ppm N\n"
 		"                        make N in a million page reads fail with EIO (shows\n"
@@ -86,18 +89,16 @@ static void usage(FILE *o)
 		TIO_DEFAULT_THREADS, TIO_DEFAULT_MB, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX,
 		BP_PAGE_SIZE_DEFAULT, TIO_DEFAULT_FRAMES_PER_THREAD, TIO_MIN_DEFAULT_FRAMES,
 		TIO_DEFAULT_BUCKETS, TIO_DEFAULT_LATENCY_US, BP_IO_THREADS_DEFAULT,
-		BP_READAHEAD_DEFAULT, TIO_DEFAULT_SEED);
+		BP_READAHEAD_DEFAULT, tool_policy_names(policies, sizeof(policies), ",", ","),
+		TIO_DEFAULT_SEED);
 }
 
 static int policy_item(const char *tok, void *arg)
 {
 	struct tio_options *o = arg;
 	enum fwait_policy p;
-	if (fwait_policy_parse(tok, &p) != 0) {
-		fprintf(stderr, TIO_PROG ": unknown policy '%s' (broadcast, wake-all, "
-			"wake-one, futex)\n", tok);
+	if (tool_policy_parse(TIO_PROG, "--policies", tok, &p) != 0)
 		return -EINVAL;
-	}
 	for (unsigned i = 0; i < o->npolicies; i++) {
 		if (o->policies[i] == p) {
 			fprintf(stderr, TIO_PROG ": policy '%s' given twice\n", tok);
@@ -220,11 +221,14 @@ int tio_parse_options(int argc, char **argv, struct tio_options *o)
 		.latency_us = TIO_DEFAULT_LATENCY_US,
 		.readahead = -1,
 		.seed = TIO_DEFAULT_SEED,
-		.policies = { FWAIT_BROADCAST, FWAIT_WAKE_ALL, FWAIT_WAKE_ONE, FWAIT_FUTEX },
-		.npolicies = 4,
 		.plot_threads = { 32, 64, 128, 256, 512 },
 		.nplot_threads = 5,
 	};
+	/* Default: every policy, in fwait's policy table's order. */
+	while (o->npolicies < FWAIT_POLICY_COUNT) {
+		o->policies[o->npolicies] = (enum fwait_policy)o->npolicies;
+		o->npolicies++;
+	}
 	optind = 1;
 	opterr = 0;
 	int c;

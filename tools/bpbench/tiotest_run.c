@@ -16,11 +16,12 @@
  * pin it, latch it shared and check every word of the pattern, so the data
  * really is verified (any mismatch or pool error makes the run exit 1).
  *
- * The four phases run once per fwait policy (broadcast, wake-all, wake-one,
- * futex) in the same process, each on a freshly emptied file pre-sized to
- * its final length (tio_presize_file, tiotest.c), with the same pages in
- * the same order (the random sequences are seeded per thread and phase),
- * so the policies are compared on identical work.
+ * The four phases run once per fwait policy asked for (--policies; default
+ * every policy of fwait's table) in the same process, each on a freshly
+ * emptied file pre-sized to its final length (tio_presize_file,
+ * tiotest.c), with the same pages in the same order (the random sequences
+ * are seeded per thread and phase), so the policies are compared on
+ * identical work.
  *
  * Where the herd comes from: the pool is far smaller than the data and every
  * I/O has a simulated device latency, so nearly every access is a miss and

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 
 #include "bench_opt.h"
+#include "policy_opt.h"
 #include "util/opt.h"
 
 static void ycsb_usage(FILE *f)
@@ -41,9 +42,12 @@ static void ycsb_usage(FILE *f)
 	      "      --scan-max N       longest scan of workload E (default 100)\n"
 	      "      --frames N         pool frames (default 1024)\n"
 	      "      --page-size B      page size (default 4096)\n"
-	      "      --value-size B     value size, 16..1024 (default 100)\n"
-	      "      --policy NAME      wake-one, wake-all, broadcast or futex (default wake-one)\n"
-	      "      --latency-us N     simulated device latency per I/O (default 0)\n"
+	      "      --value-size B     value size, 16..1024 (default 100)\n", f);
+	/* The policies' lines come from fwait's policy table. */
+	fprintf(f, "      --policy NAME      the wait table's policy (default %s):\n",
+		fwait_policy_name(FWAIT_WAKE_ONE));
+	tool_policy_usage(f, "                           ");
+	fputs("      --latency-us N     simulated device latency per I/O (default 0)\n"
 	      "      --io-engine E      the pool's I/O engine: auto, threads or uring (default auto)\n"
 	      "      --read-path P      who reads a miss: auto (the thread that missed, pread),\n"
 	      "                         engine (the I/O engine) or cached (the thread that\n"
@@ -159,8 +163,8 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 			dist_set |= !bad;
 			break;
 		case O_POLICY:
-			if (fwait_policy_parse(optarg, &o->policy) != 0)
-				bad = "--policy must be wake-one, wake-all, broadcast or futex";
+			if (tool_policy_parse(YCSB_PROG, "--policy", optarg, &o->policy) != 0)
+				return -EINVAL;
 			break;
 		case O_FILE: o->file = optarg; break;
 		case O_KEEP: o->keep = true; break;

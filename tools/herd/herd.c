@@ -10,6 +10,7 @@
  * mutable state: the options live in main's frame and are passed down.
  */
 #include "herd.h"
+#include "policy_opt.h"
 #include "util/emitter.h"
 #include "util/opt.h"
 
@@ -22,35 +23,52 @@
 #include <unistd.h>
 
 
-/* Every variant, in the order the default run (no -p) runs them.  A
- * variant that is a policy plus an fwait_config tweak is one line here:
- * the usage text, -p and the report take their names from this table. */
-static const struct herd_variant all_variants[] = {
-	{ "wake-one", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE } },
-	{ "wake-one-strict", HERD_FWAIT,
+/* The variants beyond fwait's policies (one each, first, from the
+ * library's policy table: herd_variants): a policy plus an fwait_config
+ * tweak is one line here, as is a per-object baseline.  The usage text,
+ * -p and the report take their names from the variants. */
+static const struct herd_variant extra_variants[] = {
+	{ "wake-one-strict", "wake-one, strict FIFO handoff", HERD_FWAIT,
 	  { .policy = FWAIT_WAKE_ONE, .handoff = FWAIT_HANDOFF_STRICT } },
-	{ "wake-all", HERD_FWAIT, { .policy = FWAIT_WAKE_ALL } },
-	{ "broadcast", HERD_FWAIT, { .policy = FWAIT_BROADCAST } },
-	{ "futex", HERD_FWAIT, { .policy = FWAIT_FUTEX } },
-	{ "wake-one+steal", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE, .max_steals = 5 } },
+	{ "wake-one+steal", "wake-one, due after 5 lost races", HERD_FWAIT,
+	  { .policy = FWAIT_WAKE_ONE, .max_steals = 5 } },
 	/* wake-one without the handoff for long holds: what it saves. */
-	{ "wake-one-novote", HERD_FWAIT,
+	{ "wake-one-novote", "wake-one, no handoff for long holds", HERD_FWAIT,
 	  { .policy = FWAIT_WAKE_ONE, .handoff_hold_ns = FWAIT_HANDOFF_HOLD_OFF } },
 	/* wake-one counting nothing: what the statistics cost. */
-	{ "wake-one-nostats", HERD_FWAIT, { .policy = FWAIT_WAKE_ONE, .stats_off = true } },
-	{ "percond", HERD_PERCOND, { 0 } },
-	{ "mutex", HERD_MUTEX, { 0 } },
+	{ "wake-one-nostats", "wake-one, statistics off", HERD_FWAIT,
+	  { .policy = FWAIT_WAKE_ONE, .stats_off = true } },
+	{ "percond", "a mutex and a condvar in every object", HERD_PERCOND, { 0 } },
+	{ "mutex", "a plain pthread mutex in every object", HERD_MUTEX, { 0 } },
 };
-#define NALL (sizeof(all_variants) / sizeof(all_variants[0]))
+#define NEXTRA (sizeof(extra_variants) / sizeof(extra_variants[0]))
+_Static_assert(FWAIT_POLICY_COUNT + NEXTRA <= HERD_MAX_VARIANTS,
+	       "fwait-herd: HERD_MAX_VARIANTS too small for every variant");
 
-/* The variants' names, comma-separated, to f. */
-static void list_variants(FILE *f)
+/* Every variant into o->all, in the order the default run (no -p) runs
+ * them: each fwait policy as it is, then the extras. */
+static void herd_variants(struct herd_options *o)
 {
-	for (size_t i = 0; i < NALL; i++)
-		fprintf(f, "%s%s", i ? "," : "", all_variants[i].name);
+	o->nall = 0;
+	for (int p = 0; p < FWAIT_POLICY_COUNT; p++)
+		o->all[o->nall++] = (struct herd_variant){
+			.name = fwait_policy_name((enum fwait_policy)p),
+			.help = fwait_policy_help((enum fwait_policy)p),
+			.kind = HERD_FWAIT,
+			.cfg = { .policy = (enum fwait_policy)p },
+		};
+	for (size_t i = 0; i < NEXTRA; i++)
+		o->all[o->nall++] = extra_variants[i];
 }
 
-static void usage(FILE *f)
+/* The variants' names, comma-separated, to f. */
+static void list_variants(FILE *f, const struct herd_options *o)
+{
+	for (unsigned i = 0; i < o->nall; i++)
+		fprintf(f, "%s%s", i ? "," : "", o->all[i].name);
+}
+
+static void usage(FILE *f, const struct herd_options *o)
 {
 	fprintf(f,
 		"usage: fwait-herd [options]\n"
@@ -64,10 +82,10 @@ static void usage(FILE *f)
 		"  -d SECONDS  run time per policy (default 3)\n"
 		"  -n OPS      acquisitions per policy instead of a run time\n"
 		"  -s SEED     seed of the object picks (default 1)\n"
-		"  -p LIST     comma-separated variants (default: all):\n"
-		"              ");
-	list_variants(f);
-	fprintf(f, "\n"
+		"  -p LIST     comma-separated variants (default: all, in this order):\n");
+	for (unsigned i = 0; i < o->nall; i++)
+		tool_usage_choice(f, "              ", 16, o->all[i].name, o->all[i].help);
+	fprintf(f,
 		"  --json      JSON lines instead of a table\n"
 		"  -h, --help  this text\n");
 }
@@ -82,19 +100,19 @@ static int parse_policies(const char *list, struct herd_options *o)
 	for (char *name = strtok_r(copy, ",", &save); name && rc == 0;
 	     name = strtok_r(NULL, ",", &save)) {
 		size_t i;
-		for (i = 0; i < NALL; i++)
-			if (strcmp(name, all_variants[i].name) == 0)
+		for (i = 0; i < o->nall; i++)
+			if (strcmp(name, o->all[i].name) == 0)
 				break;
-		if (i == NALL) {
+		if (i == o->nall) {
 			fprintf(stderr, "fwait-herd: unknown policy '%s' (want one of ", name);
-			list_variants(stderr);
+			list_variants(stderr, o);
 			fprintf(stderr, ")\n");
 			rc = -EINVAL;
 		} else if (o->nchosen == HERD_MAX_VARIANTS) {
 			fprintf(stderr, "fwait-herd: at most %d policies\n", HERD_MAX_VARIANTS);
 			rc = -EINVAL;
 		} else {
-			o->chosen[o->nchosen++] = &all_variants[i];
+			o->chosen[o->nchosen++] = &o->all[i];
 		}
 	}
 	if (rc == 0 && o->nchosen == 0) {
@@ -119,8 +137,9 @@ static int parse_options(int argc, char **argv, struct herd_options *o)
 	memset(o, 0, sizeof(*o));
 	o->p = (struct herd_params){ .threads = 512, .objects = 32, .buckets = 8,
 				     .hold_us = 50, .seconds = 3, .seed = 1 };
-	for (size_t i = 0; i < NALL; i++)
-		o->chosen[o->nchosen++] = &all_variants[i];
+	herd_variants(o);
+	for (unsigned i = 0; i < o->nall; i++)
+		o->chosen[o->nchosen++] = &o->all[i];
 
 	while (rc == 0 && (c = getopt_long(argc, argv, "t:k:b:H:C:d:n:s:p:h", longs, NULL)) != -1) {
 		switch (c) {
@@ -169,11 +188,11 @@ int main(int argc, char **argv)
 	struct herd_options o;
 	int rc = parse_options(argc, argv, &o);
 	if (rc == 1) {
-		usage(stdout);
+		usage(stdout, &o);
 		return 0;
 	}
 	if (rc) {
-		usage(stderr);
+		usage(stderr, &o);
 		return 2;
 	}
 

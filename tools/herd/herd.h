@@ -26,12 +26,14 @@ enum herd_kind {
 	HERD_MUTEX,   /* a plain pthread mutex in every object (no condvar) */
 };
 
-/* One row of herd.c's variant table.  An fwait variant is a whole
- * fwait_config (a policy plus any tweak: max_steals today, whatever
+/* One variant (herd.c): one per fwait policy, named and described by
+ * fwait's policy table, then herd.c's own rows.  An fwait variant is a
+ * whole fwait_config (a policy plus any tweak: max_steals today, whatever
  * fwait_config gains later) written with designated initializers, so a
  * new variant is one line; nbuckets is ignored (-b sets it). */
 struct herd_variant {
 	const char *name;          /* as printed and as given to -p */
+	const char *help;          /* one line, for the usage text */
 	enum herd_kind kind;
 	struct fwait_config cfg;   /* HERD_FWAIT only */
 };
@@ -74,10 +76,13 @@ size_t herd_object_bytes(enum herd_kind kind);
 
 #define HERD_MAX_VARIANTS 16
 
-/* The command line, parsed (herd.c); lives in main's frame. */
+/* The command line, parsed (herd.c); lives in main's frame.  all[] is
+ * every variant, in the default run's order; chosen[] points into it. */
 struct herd_options {
 	struct herd_params p;
 	bool json;
+	struct herd_variant all[HERD_MAX_VARIANTS];
+	unsigned nall;
 	const struct herd_variant *chosen[HERD_MAX_VARIANTS];
 	unsigned nchosen;
 };

@@ -235,7 +235,7 @@ static const struct herd_result *find(const struct herd_options *o,
 static void print_ratios(struct emitter *e, const struct herd_options *o,
 			 const struct herd_result *rs)
 {
-	const struct herd_result *bc = find(o, rs, "broadcast");
+	const struct herd_result *bc = find(o, rs, fwait_policy_name(FWAIT_BROADCAST));
 	const struct herd_result *pc = find(o, rs, "percond");
 	const struct herd_result *mx = find(o, rs, "mutex");
 

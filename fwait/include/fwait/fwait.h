@@ -299,8 +299,13 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 void fwait_table_destroy(struct fwait_table *t);
 /* The table's policy; FWAIT_POLICY_COUNT (not a policy) for NULL. */
 enum fwait_policy fwait_table_policy(const struct fwait_table *t);
+/* The policies are 0 .. FWAIT_POLICY_COUNT - 1; each has a name and a
+ * one-line help text (for a tool's usage), both static strings; "invalid"
+ * for any other value. */
 const char *fwait_policy_name(enum fwait_policy p);
-/* Parses "wake-one", "wake-all", "broadcast", "futex"; -EINVAL otherwise. */
+const char *fwait_policy_help(enum fwait_policy p);
+/* Parses a policy's name ("wake-one", "wake-all", "broadcast", "futex");
+ * -EINVAL otherwise. */
 int fwait_policy_parse(const char *name, enum fwait_policy *out);
 
 /* ---- Bit operations on a caller's word; key = (word, bit) ---------------- */
