@@ -462,7 +462,7 @@ int fuzz_bufpool_one(const uint8_t *data, size_t size)
 		.nframes = 2 + (c & 7),
 		.io_threads = 1 + ((c >> 6) & 1),
 		.readahead_pages = 2,
-		.fwait = { .nbuckets = 4, .policy = (enum fwait_policy)((c >> 4) & 3) },
+		.fwait = { .nbuckets = 4, .policy = (enum fwait_policy)((c >> 4) % FWAIT_POLICY_COUNT) },
 		.log = pool_log,
 	};
 	struct bp_pool *pool = open_pool(&m, true);
