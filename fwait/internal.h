@@ -72,6 +72,8 @@
 #include <pthread.h>
 #include <stdalign.h>
 
+#include "util/debug.h" /* debug-checks build: asserts, the lock witness */
+
 #define FW_CACHELINE 64
 #define FW_DEFAULT_BUCKETS 256u
 #define FW_MAX_BUCKETS (1u << 24)
