@@ -379,7 +379,8 @@ bool fwait_bit64_test(const fwait_atomic_u64 *word, unsigned bit);
  * wrote before fwait_wake(key) is visible to every ready() call that starts
  * after that fwait_wake took the lock.  It may also set a caller's own
  * "waiters" flag (as parking lots' validate callbacks do).  It must not call
- * into the same table. */
+ * into the same table (in a debug-checks build, -Ddebug_checks=true: a
+ * fwait_wait or fwait_wake from ready() aborts with a message). */
 typedef bool (*fwait_ready_fn)(void *arg);
 
 /* Sleep on key until ready(arg) holds.  Returns 0 once ready(arg) returned
