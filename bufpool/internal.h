@@ -102,6 +102,9 @@
  *           bucket lock fwait runs the pool's ready callbacks (latch.c's
  *           ready_shared / ready_exclusive, evict.c's unpin_seen): atomics
  *           only, no lock and no fwait call.
+ * The debug-checks build checks these ranks (util/debug.h's enum
+ * util_lock_rank: one entry per mutex class above, registered where the
+ * lock is initialised) and the held-lock asserts; docs/reliability.md.
  */
 #ifndef BUFPOOL_INTERNAL_H
 #define BUFPOOL_INTERNAL_H
