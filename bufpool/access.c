@@ -468,6 +468,8 @@ int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame)
 	if (read_only(pool, bp_file_of(pool, atomic_load_explicit(&frame->pageno,
 								   memory_order_relaxed))))
 		return -EROFS;
+	bp_debug_check(pool, bp_debug_x_mine(frame),
+		       "bp_mark_dirty: the caller does not hold the frame's exclusive latch");
 	if (s & BP_F_WRITEBACK)
 		bp_wait_writeback(pool, frame, NULL);
 	/* Release pairs with the writer's acquire CAS that clears DIRTY and

@@ -34,6 +34,7 @@ int bp_fault_init(struct bp_pool *p)
 {
 	memset(p->fault.rules, 0, sizeof(p->fault.rules));
 	atomic_init(&p->fault.active_mask, 0);
+	debug_lock_rank(&p->fault.lock, UTIL_RANK_BP_FAULT, "bufpool fault_state.lock");
 	return pthread_mutex_init(&p->fault.lock, NULL) ? -ENOMEM : 0;
 }
 

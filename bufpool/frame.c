@@ -131,6 +131,7 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 	/* Acquire pairs with the completion's release clear of WRITEBACK. */
 	if (!(atomic_load_explicit(&f->state, memory_order_acquire) & BP_F_WRITEBACK))
 		return;
+	debug_assert_below_rank(UTIL_RANK_BP_FILES); /* internal.h: no pool mutex held while waiting */
 	CHAOS_POINT("frame.c:bp_wait_writeback:before_wait");
 	uint64_t t0 = util_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_WRITEBACK, deadline);
@@ -139,6 +140,7 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 
 void bp_wait_locked(struct bp_pool *p, struct bp_frame *f)
 {
+	debug_assert_below_rank(UTIL_RANK_BP_FILES); /* internal.h: no pool mutex held while waiting */
 	CHAOS_POINT("frame.c:bp_wait_locked:before_wait");
 	uint64_t t0 = util_now_ns();
 	fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);

@@ -102,6 +102,9 @@
  *           bucket lock fwait runs the pool's ready callbacks (latch.c's
  *           ready_shared / ready_exclusive, evict.c's unpin_seen): atomics
  *           only, no lock and no fwait call.
+ * The debug-checks build checks these ranks (util/debug.h's enum
+ * util_lock_rank: one entry per mutex class above, registered where the
+ * lock is initialised) and the held-lock asserts; docs/reliability.md.
  */
 #ifndef BUFPOOL_INTERNAL_H
 #define BUFPOOL_INTERNAL_H
@@ -113,6 +116,7 @@
 #include <stdint.h>
 
 #include "bufpool/bufpool.h"
+#include "util/debug.h" /* debug-checks build: asserts, the lock witness */
 
 #if defined(__SANITIZE_THREAD__)
 #define BP_TSAN 1
@@ -281,6 +285,16 @@ struct bp_frame {
 	unsigned char *data;
 	_Atomic uint64_t wait_ns; /* total ns waited on this frame (relaxed) */
 	struct bp_io_req io;
+#if FWAIT_DEBUG_CHECKS
+	/* Debug-checks build only: the exclusive latch's holder
+	 * (fwait_debug_self; 0: none), which the latch word cannot tell, for
+	 * the API-misuse checks (bp_debug_x_mine).  Set by the thread that
+	 * gained X, cleared by the unlatch before its release CAS, so the
+	 * next holder's store is the later one; relaxed: each thread only
+	 * compares it with itself.  In the padding: the frame's size is
+	 * unchanged. */
+	_Atomic uintptr_t x_owner;
+#endif
 } __attribute__((aligned(BP_CACHELINE)));
 /* Sizes docs/architecture.md quotes ("Memory layout"), pinned so the page
  * cannot drift from the code (tests/docs checks the page quotes these
@@ -493,6 +507,32 @@ static inline struct bp_file *bp_file0(struct bp_pool *p)
 {
 	return p ? atomic_load_explicit(&p->files[0], memory_order_acquire) : NULL;
 }
+
+/* ---- the debug-checks build (util/debug.h) ---- */
+
+#if FWAIT_DEBUG_CHECKS
+/* An API misuse: to the pool's log callback (the library's message path),
+ * then util/debug.h's report and abort().  Calls the callback through the
+ * pointer, not bp_log, so a file of any layer may check. */
+static inline void bp_debug_fail(struct bp_pool *p, const char *file, int line, const char *what)
+{
+	if (p && p->log)
+		p->log(p->log_arg, BP_LOG_ERROR, what);
+	fwait_debug_fail(file, line, what);
+}
+#define bp_debug_check(p, e, what) \
+	((e) ? (void)0 : bp_debug_fail((p), __FILE__, __LINE__, (what)))
+/* Does the calling thread hold f's exclusive latch? */
+#define bp_debug_x_mine(f) \
+	(atomic_load_explicit(&(f)->x_owner, memory_order_relaxed) == fwait_debug_self())
+#define bp_debug_x_taken(f) \
+	atomic_store_explicit(&(f)->x_owner, fwait_debug_self(), memory_order_relaxed)
+#define bp_debug_x_dropped(f) atomic_store_explicit(&(f)->x_owner, 0, memory_order_relaxed)
+#else
+#define bp_debug_check(p, e, what) ((void)0)
+#define bp_debug_x_taken(f) ((void)0)
+#define bp_debug_x_dropped(f) ((void)0)
+#endif
 
 /* ---- helpers ---- */
 

@@ -738,6 +738,7 @@ void bp_io_submit_reads(struct bp_pool *p, struct bp_frame *const *fs, const uin
 int bp_io_file_init(struct bp_file *file)
 {
 	atomic_init(&file->fsync_failed, 0);
+	debug_lock_rank(&file->fsync_lock, UTIL_RANK_BP_FSYNC, "bufpool bp_file.fsync_lock");
 	return pthread_mutex_init(&file->fsync_lock, NULL) ? -ENOMEM : 0;
 }
 
@@ -810,6 +811,7 @@ int bp_io_start(struct bp_pool *p, unsigned engine, unsigned depth, int *why)
 	*why = 0;
 	if (pthread_mutex_init(&e->lock, NULL))
 		return -ENOMEM;
+	debug_lock_rank(&e->lock, UTIL_RANK_BP_IO_ENGINE, "bufpool io_engine.lock");
 	if (pthread_cond_init(&e->cond, NULL)) {
 		pthread_mutex_destroy(&e->lock);
 		return -ENOMEM;

@@ -311,6 +311,7 @@ static int unlock_exclusive(struct bp_pool *p, struct bp_frame *f)
 	int wake; /* 0 none, 1 readers, 2 one writer */
 	if (!(v & L_X) || (v & L_HANDOFF))
 		return -EPERM;
+	bp_debug_x_dropped(f); /* before the release CAS: the next holder's store is later */
 	/* The holder may have changed the page: optimistic readers that began
 	 * before must fail.  Relaxed load and store: only the holder of X
 	 * writes the version now (design note); the store is after x_taken's
@@ -374,11 +375,14 @@ int bp_latch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mo
 	int r = check_args(pool, frame, mode);
 	if (r < 0)
 		return r;
+	bp_debug_check(pool, !bp_debug_x_mine(frame),
+		       "bp_latch: this thread holds the frame's exclusive latch already (self-deadlock)");
 	if (mode == BP_LATCH_SHARED)
 		return lock_shared(pool, frame);
 	r = lock_exclusive(pool, frame);
 	if (r < 0)
 		return r;
+	bp_debug_x_taken(frame);
 	wait_no_writeback(pool, frame);
 	return 0;
 }
@@ -397,6 +401,7 @@ int bp_latch_try(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mod
 		unlock_exclusive(pool, frame);
 		return -EBUSY;
 	}
+	bp_debug_x_taken(frame);
 	return 0;
 }
 

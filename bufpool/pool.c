@@ -122,6 +122,7 @@ static int alloc_memory(struct bp_pool *p)
 		atomic_init(&f->wait_ns, 0);
 		atomic_init(&f->version, 0);
 		atomic_init(&f->hash_next, BP_NONE_IDX);
+		bp_debug_x_dropped(f); /* debug-checks build: no exclusive holder */
 		f->index = i;
 		f->data = p->pages + (size_t)i * p->page_size;
 	}
@@ -162,6 +163,8 @@ static int build_page_table(struct bp_pool *p, unsigned partitions)
 			return -ENOMEM;
 		}
 	}
+	debug_lock_rank_range(&p->parts[0].lock, np, sizeof(struct bp_partition),
+			      UTIL_RANK_BP_PARTITION, "bufpool partition lock");
 	return 0;
 }
 
@@ -238,6 +241,7 @@ int bp_open(struct bp_pool **out, const struct bp_config *cfg)
 		free(p);
 		return -ENOMEM;
 	}
+	debug_lock_rank(&p->files_lock, UTIL_RANK_BP_FILES, "bufpool files_lock");
 	p->flags = cfg->flags;
 	p->page_size = page_size;
 	p->page_shift = log2u(page_size);

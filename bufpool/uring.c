@@ -307,6 +307,7 @@ int bp_uring_create(struct bp_pool *p, unsigned depth, bp_uring_done_fn *done, v
 		free(u);
 		return -ENOMEM;
 	}
+	debug_lock_rank(&u->lock, UTIL_RANK_BP_URING, "bufpool bp_uring.lock");
 	r = pthread_create(&u->reaper, NULL, reaper, u);
 	if (r) {
 		pthread_mutex_destroy(&u->lock);

@@ -201,6 +201,7 @@ int bp_writer_start(struct bp_pool *p)
 	w->started = false;
 	if (pthread_mutex_init(&w->lock, NULL))
 		return -ENOMEM;
+	debug_lock_rank(&w->lock, UTIL_RANK_BP_WRITER, "bufpool writer.lock");
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -30,7 +30,9 @@
  * a parker only with no bucket lock held (the waker after dropping it, the
  * sleeper in fw_sleep after dropping it), so the two never nest.  The
  * caller's callbacks (ready, the walk's fn) run under a bucket lock and must
- * not call into the table (fwait.h).
+ * not call into the table (fwait.h).  The debug-checks build checks these
+ * rules (util/debug.h): both lock classes rank as leaves, so neither nests;
+ * fw_signal_all, fwait_wait and fwait_wake assert no bucket lock is held.
  *
  * struct fwait_table is a header plus a power-of-two array of buckets.  A
  * bucket is one mutex and the waiters parked in it, grouped by key: a list
@@ -71,6 +73,8 @@
 
 #include <pthread.h>
 #include <stdalign.h>
+
+#include "util/debug.h" /* debug-checks build: asserts, the lock witness */
 
 #define FW_CACHELINE 64
 #define FW_DEFAULT_BUCKETS 256u

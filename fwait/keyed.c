@@ -60,6 +60,7 @@
  * and drop the lock. */
 static void leave(struct fw_bucket *b)
 {
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
 	atomic_fetch_sub_explicit(&b->nkeyed, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&b->lock);
 }
@@ -70,6 +71,8 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	if (t == NULL || key == NULL || ready == NULL ||
 	    (flags & ~(FWAIT_EXCLUSIVE | FWAIT_PRECHECK)) || !fwait_deadline_valid(deadline))
 		return -EINVAL;
+	debug_assert_msg(!fwait_witness_holds_rank(UTIL_RANK_FW_BUCKET),
+			 "fwait_wait called under a bucket or pool lock (from a ready() callback?)");
 	/* The caller's fast path (fwait.h): an unlocked look that can only
 	 * say "no need to wait"; a false answer is re-checked under the lock
 	 * below, after the Dekker announce, like any first check. */
@@ -145,6 +148,8 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 	if (t == NULL || key == NULL)
 		return -EINVAL;
 
+	debug_assert_msg(!fwait_witness_holds_rank(UTIL_RANK_FW_BUCKET),
+			 "fwait_wake called under a bucket or pool lock (from a ready() callback?)");
 	struct fw_bucket *b = fw_bucket_of(t, key);
 	struct fw_wake_list l = { 0 };
 

@@ -145,6 +145,7 @@ static struct fw_parker *parker_get(void)
 	pthread_mutexattr_settype(&mattr, PTHREAD_MUTEX_ADAPTIVE_NP);
 #endif
 	pthread_mutex_init(&pk->mtx, &mattr);
+	debug_lock_rank(&pk->mtx, UTIL_RANK_FW_PARKER, "fwait parker mtx");
 	pthread_mutexattr_destroy(&mattr);
 	/* Deadlines are CLOCK_MONOTONIC: immune to wall-clock steps. */
 	pthread_condattr_t attr;
@@ -227,6 +228,7 @@ static struct fw_waiter *group_of(const struct fw_bucket *b, const void *key, in
  * group's place in the bucket's list of groups). */
 static void link_waiter(struct fw_bucket *b, struct fw_waiter *w, bool at_head)
 {
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
 	struct fw_waiter *h, *last = NULL;
 
 	for (h = b->keys; h; last = h, h = h->knext)
@@ -302,6 +304,7 @@ bool fw_due(const struct fwait_table *t, const struct fw_waiter *w)
 
 void fw_hold_vote(const struct fwait_table *t, struct fw_bucket *b, uint64_t hold_ns)
 {
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
 	if (t->hold_ns == 0)
 		return;
 	if (hold_ns >= t->hold_ns) {
@@ -314,11 +317,13 @@ void fw_hold_vote(const struct fwait_table *t, struct fw_bucket *b, uint64_t hol
 
 bool fw_holds_long(const struct fwait_table *t, const struct fw_bucket *b)
 {
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
 	return t->hold_ns != 0 && b->hold_vote >= FW_HOLD_VOTE_LONG;
 }
 
 void fw_unlink(struct fw_bucket *b, struct fw_waiter *w)
 {
+	debug_assert_held(&b->lock); /* internal.h: the lists are guarded by b->lock */
 	if (!w->khead) {
 		/* Inside a FIFO: the ring closes over it (if w was the newest,
 		 * its successor is the head, whose prev becomes the new newest). */
@@ -365,6 +370,7 @@ bool fw_word_has_waiters(const struct fw_bucket *b, const void *word)
 
 void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w)
 {
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
 	fw_unlink(b, w);
 	if (l->last)
 		l->last->next = w;
@@ -400,6 +406,7 @@ static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h,
 void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 		int bit, uint32_t nr_exclusive, struct fw_wake_list *l)
 {
+	debug_assert_held(&b->lock); /* internal.h: the wake walk runs under b->lock */
 	if (t->pf.unfiltered) {
 		/* The pre-2004 hashed queue: everyone in the bucket. */
 		uint32_t all = FWAIT_ALL;
@@ -422,6 +429,7 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int bit,
 				     bool *word_others, uint64_t *walked)
 {
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
 	uint64_t foreign = 0;
 	struct fw_waiter *h = group_of(b, key, bit, &foreign), *found = NULL;
 
@@ -455,6 +463,7 @@ struct fw_waiter *fw_first_exclusive(struct fw_bucket *b, const void *key, int b
 
 void fw_signal_all(struct fw_wake_list *l, int state)
 {
+	debug_assert_below_rank(UTIL_RANK_FW_BUCKET); /* internal.h: no bucket lock held */
 	struct fw_waiter *w = l->first;
 
 	while (w) {
@@ -473,6 +482,7 @@ void fw_signal_all(struct fw_wake_list *l, int state)
 int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	     const struct timespec *deadline, bool *raced)
 {
+	debug_assert_held(&b->lock); /* internal.h: called with b->lock held */
 	struct fw_parker *pk = w->pk;
 	int state, cancel_state;
 

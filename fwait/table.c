@@ -124,6 +124,8 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 			return -rc;
 		}
 	}
+	debug_lock_rank_range(&t->buckets[0].lock, n, sizeof(struct fw_bucket),
+			      UTIL_RANK_FW_BUCKET, "fwait bucket lock");
 	/* The statistics are relaxed atomics read without the bucket locks on
 	 * purpose; Valgrind's DRD does not model C11 atomics, so say so (a few
 	 * instructions, and nothing at all outside Valgrind). */

@@ -87,8 +87,10 @@ START_TEST(page_sizes_round_trip)
 		ck_assert_int_eq(bp_get(p, 2, BP_GET_CREATE, &f), 0);
 		ck_assert_uint_eq(bp_page_count(p), 3);
 		ck_assert_uint_eq((uintptr_t)bp_data(f) % ps, 0);
+		ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		bt_fill(bp_data(f), ps, 2, ps);
 		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		ck_assert_int_eq(bp_release(p, f), 0);
 		ck_assert_int_eq(bp_close(p), 0);
 		c.flags &= ~BP_OPEN_TRUNCATE;
@@ -349,7 +351,9 @@ START_TEST(stats_print_and_frames)
 	struct bp_frame *f;
 	uint64_t pg;
 	ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	char flags[64];
 	struct bp_frame_info top[4];
 	ck_assert_int_eq(bp_frames_hottest(p, top, 4), 0); /* nobody waited */

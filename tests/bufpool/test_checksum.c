@@ -45,8 +45,10 @@ static void make_sum_file(uint64_t npages, uint64_t version)
 	for (uint64_t pg = 0; pg < npages; pg++) {
 		struct bp_frame *f;
 		ck_assert_int_eq(bp_get(p, pg, BP_GET_CREATE, &f), 0);
+		ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		bt_fill(bp_data(f), bp_data_size(p), pg, version);
 		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	ck_assert_int_eq(bp_close(p), 0);
@@ -158,8 +160,10 @@ START_TEST(holes_pass)
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_get(p, 4, BP_GET_CREATE, &f), 0);
+	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	bt_fill(bp_data(f), bp_data_size(p), 4, 1);
 	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	ck_assert_int_eq(bp_close(p), 0);
 	ck_assert_int_eq(bp_open(&p, &c), 0);

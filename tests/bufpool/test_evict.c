@@ -26,8 +26,10 @@ START_TEST(evict_dirty_page_comes_back)
 	uint64_t pg;
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	bt_fill(bp_data(f), bp_page_size(p), pg, 7);
 	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_evict_page(p, pg), -EBUSY); /* pinned */
 	ck_assert_int_eq(bp_release(p, f), 0);
 	ck_assert_int_eq(bp_evict_page(p, pg), 0);
@@ -57,8 +59,10 @@ START_TEST(evict_all_unpinned)
 		uint64_t pg;
 		struct bp_frame *f;
 		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
+		ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		bt_fill(bp_data(f), bp_page_size(p), pg, 3);
 		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		if (i == 2)
 			keep = f;
 		else

@@ -289,8 +289,10 @@ START_TEST(fsync_failure_is_sticky)
 	 * the failing close, so it is in the file after the discard. */
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_get(p, 1, 0, &f), 0);
+	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	bt_fill(bp_data(f), bp_page_size(p), 1, 2);
 	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	fa.err = ENOSPC; /* a second failure: the first one is what is kept */
 	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
@@ -372,8 +374,10 @@ static void dirty_page0_with_version2(struct bp_pool *p)
 {
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
+	ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	bt_fill(bp_data(f), bp_page_size(p), 0, 2);
 	ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+	ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 }
 

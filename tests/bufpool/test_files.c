@@ -313,8 +313,10 @@ START_TEST(checksums_use_the_file_page_number)
 	for (uint64_t pg = 0; pg < 3; pg++) {
 		struct bp_frame *f;
 		ck_assert_int_eq(bp_file_get(b, pg, BP_GET_CREATE, &f), 0);
+		ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		bt_fill(bp_data(f), bp_data_size(p), pg, 4);
 		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	ck_assert_int_eq(bp_file_close(b), 0);

@@ -319,8 +319,8 @@ START_TEST(inline_read_verifies_the_checksum)
 		ck_assert_int_eq(bp_new_page(p, &n, &f), 0);
 		bp_latch(p, f, BP_LATCH_EXCLUSIVE);
 		bt_fill(bp_data(f), bp_page_size(p), n, 1);
-		bp_unlatch(p, f, BP_LATCH_EXCLUSIVE);
 		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		bp_unlatch(p, f, BP_LATCH_EXCLUSIVE);
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	uint32_t ps = bp_page_size(p);
@@ -493,8 +493,8 @@ START_TEST(a_cancel_waits_for_the_rings_doorbell)
 		ck_assert_int_eq(bp_get(p, i, 0, &f), 0);
 		bp_latch(p, f, BP_LATCH_EXCLUSIVE);
 		bt_fill(bp_data(f), bp_page_size(p), i, 2);
-		bp_unlatch(p, f, BP_LATCH_EXCLUSIVE);
 		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
+		bp_unlatch(p, f, BP_LATCH_EXCLUSIVE);
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	get_with_a_cancel_pending(p);

@@ -380,7 +380,10 @@ uint64_t bp_frame_pageno(const struct bp_frame *frame);
  * not pinned), -EROFS (read-only pool).  DIRTY is set with a release that
  * the write-back taking it acquires, so the caller's changes before this
  * call are what gets written, by the next write-back of the page or, at
- * the latest, by a bp_flush that starts after this call returns. */
+ * the latest, by a bp_flush that starts after this call returns.  In a
+ * debug-checks build (-Ddebug_checks=true): a caller that does not hold
+ * the frame's exclusive latch (bp_mark_dirty_lsn too) aborts with a
+ * message, sent to bp_config.log and stderr. */
 int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame);
 /* bp_mark_dirty for an engine with a log: also raises the frame's page LSN
  * to lsn (it never goes down) and, if the page was clean, records lsn as
@@ -415,7 +418,10 @@ enum bp_latch_mode {
  * did before bp_unlatch happens before the return; shared holders run
  * together and must not write the page.  Exclusive: what every earlier
  * holder did before unlatching happens before it, and so does the end of
- * the page's last write-back (BP_WRITEBACK seen clear with an acquire). */
+ * the page's last write-back (BP_WRITEBACK seen clear with an acquire).
+ * In a debug-checks build (-Ddebug_checks=true): bp_latch by the thread
+ * that holds the frame's exclusive latch (either mode: it would wait for
+ * itself forever) aborts with a message before it blocks. */
 int bp_latch(struct bp_pool *pool, struct bp_frame *frame, enum bp_latch_mode mode);
 /* As bp_latch without sleeping: -EBUSY if it would wait (for exclusive, also
  * while BP_WRITEBACK is set); for shared, -EAGAIN if the frame already has

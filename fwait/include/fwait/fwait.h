@@ -403,7 +403,9 @@ bool fwait_bit64_test(const fwait_atomic_u64 *word, unsigned bit);
  * into the same table, block, or take a lock that a thread may hold while
  * it calls into the table (that thread may be waiting for this bucket's
  * lock): keep it to loads and stores of the caller's own atomics.  It may
- * run any number of times per wait, so it must have no other effect. */
+ * run any number of times per wait, so it must have no other effect.  (In
+ * a debug-checks build, -Ddebug_checks=true, a fwait_wait or fwait_wake
+ * from ready() aborts with a message.) */
 typedef bool (*fwait_ready_fn)(void *arg);
 
 /* Sleep on key until ready(arg) holds.  Returns 0 once ready(arg) returned
