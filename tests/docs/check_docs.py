@@ -434,8 +434,9 @@ def check_tests(docs, names):
                              f"'{name}' is no test (meson test --list)")
 
 
-# Options of other programs the pages quote (meson's).
-EXTERNAL_OPTIONS = {'buildtype'}
+# Options of programs outside the project that the pages quote (meson
+# configure's, objcopy's).
+EXTERNAL_OPTIONS = {'buildtype', 'only-section'}
 
 
 def check_options(docs, src, fileset):
