@@ -42,6 +42,17 @@ int bench_opt_page_size(const char *prog, const char *s, uint32_t *out)
 	return rc;
 }
 
+int bench_opt_frames_fit(const char *prog, uint32_t frames, uint32_t threads)
+{
+	if ((uint64_t)frames < 8ull * threads + 8) {
+		fprintf(stderr, "%s: --frames %u is too small for %u threads "
+			"(need >= 8 per thread + 8 = %llu)\n", prog, frames, threads,
+			8ull * threads + 8);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int bench_opt_double_above(const char *prog, const char *opt, const char *s, double lo,
 			   double hi, bool hi_closed, double *out)
 {

@@ -20,6 +20,10 @@ int bench_opt_u32(const char *prog, const char *opt, const char *s, uint32_t min
 		  uint32_t *out);
 /* --page-size: a power of two in [BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX]. */
 int bench_opt_page_size(const char *prog, const char *s, uint32_t *out);
+/* The store's frames for T threads: each pins at most a root-to-leaf path
+ * plus a new page, so a pool needs >= 8 frames a thread + 8; -EINVAL (with
+ * the message) below that. */
+int bench_opt_frames_fit(const char *prog, uint32_t frames, uint32_t threads);
 /* A number in (lo, hi), or (lo, hi] when hi_closed. */
 int bench_opt_double_above(const char *prog, const char *opt, const char *s, double lo,
 			   double hi, bool hi_closed, double *out);

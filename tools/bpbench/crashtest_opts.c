@@ -178,11 +178,5 @@ int crash_parse_opts(int argc, char **argv, struct crash_opts *o)
 			(unsigned long long)o->keys, o->threads);
 		return -EINVAL;
 	}
-	/* each thread pins at most a root-to-leaf path plus a new page */
-	if ((uint64_t)o->frames < 8ull * o->threads + 8) {
-		fprintf(stderr, CRASH_PROG ": --frames %u is too small for %u threads "
-			"(need >= 8 per thread + 8 = %u)\n", o->frames, o->threads, 8 * o->threads + 8);
-		return -EINVAL;
-	}
-	return 0;
+	return bench_opt_frames_fit(CRASH_PROG, o->frames, o->threads);
 }
