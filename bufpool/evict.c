@@ -92,7 +92,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 		 * completion, so our later reuse of the page memory is ordered
 		 * after their accesses. */
 		if (atomic_compare_exchange_weak_explicit(&f->state, &s,
-				s | BP_F_LOCKED | BP_PIN_ONE,
+				s | BP_CLAIM_BITS,
 				memory_order_acquire, memory_order_relaxed))
 			break;
 	}
@@ -105,7 +105,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
-		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
+		~(uint32_t)BP_F_PAGE_STATE, memory_order_relaxed);
 	/* Only bp_drop_frames takes a dirty page (dropped unwritten by a
 	 * truncate or discard).  Its oldest unwritten change goes with it, as
 	 * a successful write forgets it (io.c): bp_oldest_dirty_lsn scans
@@ -125,8 +125,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 
 bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref)
 {
-	return try_take(p, f, pageno, BP_F_LOCKED | BP_F_WRITEBACK | BP_F_DIRTY |
-					(ignore_ref ? 0 : BP_F_REFERENCED));
+	return try_take(p, f, pageno, BP_F_UNEVICTABLE | (ignore_ref ? 0 : BP_F_REFERENCED));
 }
 
 int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
@@ -143,7 +142,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 			 * being dropped, not written. */
 			fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
 			bp_wait_writeback(p, f, NULL);
-			if (try_take(p, f, tag, BP_F_LOCKED | BP_F_WRITEBACK)) {
+			if (try_take(p, f, tag, BP_F_INFLIGHT)) {
 				bp_free_claimed(p, f);
 				break;
 			}
@@ -178,7 +177,7 @@ static bool try_take_free(struct bp_frame *f, uint32_t s)
 	/* Acquire pairs with bp_free_claimed's release unlock (or a later RMW
 	 * in its release sequence, such as a speculative hit's unpin). */
 	if (!atomic_compare_exchange_strong_explicit(&f->state, &s,
-			s | BP_F_LOCKED | BP_PIN_ONE, memory_order_acquire, memory_order_relaxed))
+			s | BP_CLAIM_BITS, memory_order_acquire, memory_order_relaxed))
 		return false;
 	/* Release fence before this thread's first store of the new page (its
 	 * tag, its zeroes): the take that freed the frame raised the version
@@ -209,7 +208,7 @@ static struct bp_frame *io_busy_frame(struct bp_pool *p)
 {
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		uint32_t s = atomic_load_explicit(&p->frames[i].state, memory_order_relaxed);
-		if (s & (BP_F_LOCKED | BP_F_WRITEBACK))
+		if (s & BP_F_INFLIGHT)
 			return &p->frames[i];
 	}
 	return NULL;
@@ -348,7 +347,7 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 			}
 			if (bp_pins(s))
 				continue;
-			if (s & (BP_F_LOCKED | BP_F_WRITEBACK)) {
+			if (s & BP_F_INFLIGHT) {
 				transient = f;
 				continue;
 			}

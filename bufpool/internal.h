@@ -489,6 +489,22 @@ static inline struct bp_file *bp_file0(struct bp_pool *p)
  * pins: at most one per thread at a time, fewer than the headroom. */
 #define BP_PIN_FIELD_MAX (BP_PIN_MASK >> BP_PIN_SHIFT)
 
+/* The state bits (bufpool.h's table) fit in the low byte, below the pin
+ * count and fwait's waiters bit (tests/bufpool/test_state_bits.c checks
+ * the same at run time, with the names). */
+_Static_assert((BP_F_INFLIGHT | BP_F_PAGE_STATE) <= BP_FLAGS_MASK &&
+	       BP_FLAGS_MASK < BP_PIN_ONE, "state bits overlap the pin count");
+_Static_assert(((BP_F_INFLIGHT | BP_F_PAGE_STATE) & FWAIT_WAITERS_MASK) == 0,
+	       "state bits overlap fwait's waiters bit");
+
+/* What a claim adds to a free or victim frame's state word in its one CAS:
+ * LOCKED and the claimer's pin (evict.c). */
+#define BP_CLAIM_BITS ((uint32_t)BP_F_LOCKED | BP_PIN_ONE)
+/* A mapped frame with one of these set is not evicted: an I/O in flight,
+ * or a change not yet written (the sweep and bp_try_evict;
+ * bp_drop_frames, which drops pages unwritten, minds only BP_F_INFLIGHT). */
+#define BP_F_UNEVICTABLE ((uint32_t)(BP_F_INFLIGHT | BP_F_DIRTY))
+
 static inline uint32_t bp_pins(uint32_t s)
 {
 	return (s & BP_PIN_MASK) >> BP_PIN_SHIFT;

@@ -189,14 +189,17 @@ int bp_frames_hottest(struct bp_pool *pool, struct bp_frame_info *out, size_t n)
 
 int bp_flags_format(uint32_t flags, char *buf, size_t len)
 {
-	static const char *const names[] = { "LOCKED", "WRITEBACK", "DIRTY", "UPTODATE",
-					     "ERROR", "REFERENCED" };
+	/* Indexed by bit (bufpool.h's table), printed lowest bit first;
+	 * reserved bits have no name and are not printed. */
+#define BP_STATE_NAME_(name, bit, kind) [bit] = #name,
+	static const char *const names[BP_PIN_SHIFT] = { BP_STATE_BITS(BP_STATE_NAME_) };
+#undef BP_STATE_NAME_
 	if (!buf || !len)
 		return -EINVAL;
 	size_t pos = 0;
 	buf[0] = '\0';
-	for (unsigned b = 0; b < sizeof(names) / sizeof(names[0]); b++) {
-		if (!(flags & (1u << b)))
+	for (unsigned b = 0; b < BP_PIN_SHIFT; b++) {
+		if (!(flags & (1u << b)) || !names[b])
 			continue;
 		int n = snprintf(buf + pos, len - pos, "%s%s", pos ? "|" : "", names[b]);
 		if (n < 0)
