@@ -50,7 +50,7 @@
 /* Wait until a pinned frame is readable.  0, or the read's negative errno.
  * A frame found in ERROR is read again, unless own_read (the caller
  * submitted the read that failed) or this call already waited on a read. */
-static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read,
+static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool own_read,
 		      bool overwrite)
 {
 	bool waited = own_read; /* the outcome of our own read is final */
@@ -94,7 +94,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
 				memory_order_acquire, memory_order_relaxed)) {
 			bp_count(p, BP_C_READS);
-			bp_io_read(p, f, pageno);
+			bp_io_read(p, f, tag);
 			waited = true; /* our own read decides now */
 		}
 	}
@@ -102,12 +102,12 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 
 /* Last step of bp_get on a pinned frame: wait for it to be readable; on
  * error drop the pin.  own_read: see wait_ready (and it is a miss, not a hit). */
-static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read,
+static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool own_read,
 		      unsigned flags, struct bp_frame **out)
 {
 	if (!own_read)
 		bp_count(p, BP_C_HITS);
-	int r = wait_ready(p, f, pageno, own_read, flags & BP_GET_OVERWRITE);
+	int r = wait_ready(p, f, tag, own_read, flags & BP_GET_OVERWRITE);
 	if (r < 0) {
 		bp_unpin(p, f);
 		return r;
@@ -458,7 +458,7 @@ uint64_t bp_frame_pageno(const struct bp_frame *frame)
 {
 	if (!frame)
 		return BP_NO_PAGE;
-	uint64_t tag = atomic_load_explicit(&frame->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&frame->tag, memory_order_relaxed);
 	return tag == BP_NO_PAGE ? tag : bp_tag_page(tag);
 }
 
@@ -466,7 +466,7 @@ uint32_t bp_frame_file_id(const struct bp_frame *frame)
 {
 	if (!frame)
 		return UINT32_MAX;
-	uint64_t tag = atomic_load_explicit(&frame->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&frame->tag, memory_order_relaxed);
 	return tag == BP_NO_PAGE ? UINT32_MAX : bp_tag_file(tag);
 }
 
@@ -503,7 +503,7 @@ int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame)
 	if (!bp_pins(s))
 		return -EINVAL;
 	/* Pinned: its tag is a page of an open file. */
-	if (read_only(pool, bp_file_of(pool, atomic_load_explicit(&frame->pageno,
+	if (read_only(pool, bp_file_of(pool, atomic_load_explicit(&frame->tag,
 								   memory_order_relaxed))))
 		return -EROFS;
 	if (s & BP_F_WRITEBACK)

@@ -63,13 +63,13 @@
 #define TRANSIENT_WAIT_NS (50u * 1000u * 1000u) /* bound on one wait for a busy frame */
 #define DROP_PATIENCE_NS (UINT64_C(1000) * 1000u * 1000u) /* bp_drop_frames: 1 s */
 
-/* Take frame f, mapped to pageno, for reuse if no state bit in busy is set,
+/* Take frame f, mapped to tag, for reuse if no state bit in busy is set,
  * no pin is held and its latch is idle (see bp_try_evict). */
-static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uint32_t busy)
+static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t tag, uint32_t busy)
 {
-	struct bp_partition *part = bp_part_of(p, pageno);
+	struct bp_partition *part = bp_part_of(p, tag);
 	pthread_rwlock_wrlock(&part->lock);
-	if (atomic_load_explicit(&f->pageno, memory_order_relaxed) != pageno) {
+	if (atomic_load_explicit(&f->tag, memory_order_relaxed) != tag) {
 		pthread_rwlock_unlock(&part->lock);
 		return false;
 	}
@@ -103,8 +103,8 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	 * tag or the contents change: the version's release RMW and a release
 	 * fence (latch.c; paired in optread.c's design note). */
 	bp_latch_version_bump(f);
-	bp_pt_remove_locked(p, f, pageno);
-	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
+	bp_pt_remove_locked(p, f, tag);
+	atomic_store_explicit(&f->tag, BP_NO_PAGE, memory_order_relaxed);
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
 		~(uint32_t)BP_F_PAGE_STATE, memory_order_relaxed);
@@ -125,9 +125,9 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	return true;
 }
 
-bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref)
+bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool ignore_ref)
 {
-	return try_take(p, f, pageno, BP_F_UNEVICTABLE | (ignore_ref ? 0 : BP_F_REFERENCED));
+	return try_take(p, f, tag, BP_F_UNEVICTABLE | (ignore_ref ? 0 : BP_F_REFERENCED));
 }
 
 int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
@@ -136,7 +136,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
 		for (;;) {
-			uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+			uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
 			if (tag == BP_NO_PAGE || bp_tag_file(tag) != file || bp_tag_page(tag) < from)
 				break;
 			/* A read (readahead's) or a write in flight ends by
@@ -167,7 +167,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f)
 {
-	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
+	atomic_store_explicit(&f->tag, BP_NO_PAGE, memory_order_relaxed);
 	CHAOS_POINT("evict.c:bp_free_claimed:before_drop");
 	bp_unpin_claim(p, f); /* frame.c: clears the flags, unlocks, wakes */
 }
@@ -332,7 +332,7 @@ static bool sweep_frame(struct bp_pool *p, enum bp_claim_mode mode, struct bp_fr
 		busy->transient = f;
 		return false;
 	}
-	uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
 	if (tag == BP_NO_PAGE)
 		return false;
 	if (s & BP_F_REFERENCED) {
@@ -451,10 +451,10 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 }
 
 /* bp_evict_page of the page with this tag. */
-static int evict_tag(struct bp_pool *pool, uint64_t pageno)
+static int evict_tag(struct bp_pool *pool, uint64_t tag)
 {
 	struct bp_frame *f;
-	int r = bp_pt_lookup_pin(pool, pageno, &f);
+	int r = bp_pt_lookup_pin(pool, tag, &f);
 	if (r < 0)
 		return r == -EAGAIN ? -EBUSY : r; /* at the pin limit: pinned */
 	/* Acquire pairs with the read completion's release unlock. */
@@ -494,7 +494,7 @@ static int evict_tag(struct bp_pool *pool, uint64_t pageno)
 		return err ? -err : -EBUSY;
 	}
 	CHAOS_POINT("evict.c:evict_tag:unpinned_before_take");
-	if (!bp_try_evict(pool, f, pageno, true))
+	if (!bp_try_evict(pool, f, tag, true))
 		return -EBUSY;
 	bp_free_claimed(pool, f);
 	return 0;
@@ -528,10 +528,10 @@ int bp_evict_all(struct bp_pool *pool)
 	int n = 0;
 	for (uint32_t i = 0; i < pool->nframes; i++) {
 		struct bp_frame *f = &pool->frames[i];
-		uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
-		if (pageno == BP_NO_PAGE)
+		uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
+		if (tag == BP_NO_PAGE)
 			continue;
-		if (bp_try_evict(pool, f, pageno, true)) {
+		if (bp_try_evict(pool, f, tag, true)) {
 			bp_free_claimed(pool, f);
 			n++;
 		}

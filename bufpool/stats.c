@@ -92,7 +92,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	for (uint32_t i = 0; i < pool->nframes; i++) {
 		struct bp_frame *f = &pool->frames[i];
 		uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
-		if (atomic_load_explicit(&f->pageno, memory_order_relaxed) != BP_NO_PAGE)
+		if (atomic_load_explicit(&f->tag, memory_order_relaxed) != BP_NO_PAGE)
 			out->frames_mapped++;
 		out->frames_pinned += bp_pins(s) != 0;
 		out->frames_dirty += (s & BP_F_DIRTY) != 0;
@@ -132,7 +132,7 @@ static void frame_info(struct bp_frame *f, struct bp_frame_info *info)
 {
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	info->frame = f->index;
-	uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
 	info->pageno = tag == BP_NO_PAGE ? tag : bp_tag_page(tag);
 	info->file = tag == BP_NO_PAGE ? 0 : bp_tag_file(tag);
 	info->flags = s & BP_FLAGS_MASK;
