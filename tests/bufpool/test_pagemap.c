@@ -226,7 +226,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-	Suite *s = suite_create("bufpool page map and home frames");
+	Suite *s = suite_create("bufpool pagemap");
 	TCase *tc = tcase_create("pagemap");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);
