@@ -27,24 +27,16 @@
  * variant failed and not only Check's loop index.  OP is the comparison
  * (==, !=, <, <=, >, >=).  Each operand is evaluated once. */
 #define bt_check_v(v, E) ck_assert_msg((E), "%s: assertion '%s' failed", (v), #E)
-#define bt_int_v(v, X, OP, Y)                                                          \
+#define bt_cmp_v(v, T, FMT, X, OP, Y)                                                  \
 	do {                                                                           \
-		intmax_t bt_x_ = (X), bt_y_ = (Y);                                     \
+		T bt_x_ = (X);                                                         \
+		T bt_y_ = (Y);                                                         \
 		ck_assert_msg(bt_x_ OP bt_y_, "%s: assertion '%s " #OP " %s' failed: "  \
-			      "%jd, %jd", (v), #X, #Y, bt_x_, bt_y_);                  \
+			      FMT ", " FMT, (v), #X, #Y, bt_x_, bt_y_);                \
 	} while (0)
-#define bt_uint_v(v, X, OP, Y)                                                         \
-	do {                                                                           \
-		uintmax_t bt_x_ = (X), bt_y_ = (Y);                                    \
-		ck_assert_msg(bt_x_ OP bt_y_, "%s: assertion '%s " #OP " %s' failed: "  \
-			      "%ju, %ju", (v), #X, #Y, bt_x_, bt_y_);                  \
-	} while (0)
-#define bt_ptr_v(v, X, OP, Y)                                                          \
-	do {                                                                           \
-		const void *bt_x_ = (X), *bt_y_ = (Y);                                 \
-		ck_assert_msg(bt_x_ OP bt_y_, "%s: assertion '%s " #OP " %s' failed: "  \
-			      "%p, %p", (v), #X, #Y, bt_x_, bt_y_);                    \
-	} while (0)
+#define bt_int_v(v, X, OP, Y) bt_cmp_v(v, intmax_t, "%jd", X, OP, Y)
+#define bt_uint_v(v, X, OP, Y) bt_cmp_v(v, uintmax_t, "%ju", X, OP, Y)
+#define bt_ptr_v(v, X, OP, Y) bt_cmp_v(v, const void *, "%p", X, OP, Y)
 
 struct bt_dir {
 	char path[128];
