@@ -394,11 +394,12 @@ static int wait_for_frame(struct bp_pool *p, enum bp_claim_mode mode,
 	if (busy.wb) {
 		bp_wait_writeback(p, busy.wb, &d);
 	} else if (busy.transient) {
-		uint32_t s = atomic_load_explicit(&busy.transient->state, memory_order_relaxed);
-		if (s & BP_F_LOCKED)
-			fwait_bit_wait(p->wt, &busy.transient->state, BP_LOCKED, &d);
-		else if (s & BP_F_WRITEBACK)
-			fwait_bit_wait(p->wt, &busy.transient->state, BP_WRITEBACK, &d);
+		/* Its lowest bit in flight (LOCKED before WRITEBACK), if any
+		 * is still set. */
+		uint32_t s = atomic_load_explicit(&busy.transient->state, memory_order_relaxed) &
+			     BP_F_INFLIGHT;
+		if (s)
+			fwait_bit_wait(p->wt, &busy.transient->state, (unsigned)__builtin_ctz(s), &d);
 	}
 	return 0;
 }
