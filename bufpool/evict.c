@@ -399,7 +399,8 @@ static int wait_for_frame(struct bp_pool *p, enum bp_claim_mode mode,
 		uint32_t s = atomic_load_explicit(&busy.transient->state, memory_order_relaxed) &
 			     BP_F_INFLIGHT;
 		if (s)
-			fwait_bit_wait(p->wt, &busy.transient->state, (unsigned)__builtin_ctz(s), &d);
+			fwait_bit_wait(p->wt, &busy.transient->state,
+				       (unsigned)__builtin_ctz(s), &d);
 	}
 	return 0;
 }
@@ -443,7 +444,8 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 		/* 4. After an unpin the count starts over at 1, so that the
 		 * next round still checks the deadline. */
 		bool unpinned;
-		if (mode == BP_CLAIM_NOWAIT || wait_for_frame(p, mode, deadline, busy, &unpinned) < 0)
+		if (mode == BP_CLAIM_NOWAIT ||
+		    wait_for_frame(p, mode, deadline, busy, &unpinned) < 0)
 			return -EBUSY;
 		round = unpinned ? 1 : round + 1;
 		if (round == CLOCK_MAX_ROUNDS)

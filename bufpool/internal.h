@@ -253,7 +253,7 @@ struct bp_frame {
 	_Atomic uint32_t state;   /* BP_F_* | pins << BP_PIN_SHIFT | fwait bit 31 */
 	_Atomic int io_err;       /* positive errno of the last failed read */
 	_Atomic uint64_t latch;   /* latch.c */
-	_Atomic uint64_t tag;     /* bp_tag(file, page); BP_NO_PAGE if free; changed under partition lock */
+	_Atomic uint64_t tag;     /* bp_tag; BP_NO_PAGE if free; changed under partition lock */
 	/* The optimistic readers' version (optread.c): raised by every
 	 * exclusive unlatch and by every take of the mapped frame for reuse
 	 * (latch.c says how and why), never lowered.  Written by the one
