@@ -26,7 +26,11 @@
  * npages after mapping it knows nobody has written it.  bp_new_page claims
  * its frame first, maps it as n = npages, then moves npages from n to n + 1
  * with one CAS; if the CAS fails, n became a hole meanwhile and is read in
- * as a normal miss instead.  Pins saturate at BP_PIN_MAX (-EAGAIN).
+ * as a normal miss instead.  A miss decides whether it creates its page
+ * once, when its mapping is made (fill_miss; miss_allowed before the claim
+ * only refuses what could never be allowed), and all three ways of making
+ * a page (past the end, BP_GET_OVERWRITE, bp_new_page) end in one
+ * create_page.  Pins saturate at BP_PIN_MAX (-EAGAIN).
  *
  * Readahead: a miss on the page right after the previous sequential miss
  * of a stream reads the next readahead pages too (into unpinned LOCKED
@@ -46,7 +50,7 @@
 /* Wait until a pinned frame is readable.  0, or the read's negative errno.
  * A frame found in ERROR is read again, unless own_read (the caller
  * submitted the read that failed) or this call already waited on a read. */
-static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read,
+static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool own_read,
 		      bool overwrite)
 {
 	bool waited = own_read; /* the outcome of our own read is final */
@@ -90,7 +94,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 		if (atomic_compare_exchange_strong_explicit(&f->state, &s, ns,
 				memory_order_acquire, memory_order_relaxed)) {
 			bp_count(p, BP_C_READS);
-			bp_io_read(p, f, pageno);
+			bp_io_read(p, f, tag);
 			waited = true; /* our own read decides now */
 		}
 	}
@@ -98,12 +102,12 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bo
 
 /* Last step of bp_get on a pinned frame: wait for it to be readable; on
  * error drop the pin.  own_read: see wait_ready (and it is a miss, not a hit). */
-static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool own_read,
+static int finish_get(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool own_read,
 		      unsigned flags, struct bp_frame **out)
 {
 	if (!own_read)
 		bp_count(p, BP_C_HITS);
-	int r = wait_ready(p, f, pageno, own_read, flags & BP_GET_OVERWRITE);
+	int r = wait_ready(p, f, tag, own_read, flags & BP_GET_OVERWRITE);
 	if (r < 0) {
 		bp_unpin(p, f);
 		return r;
@@ -199,6 +203,79 @@ static bool read_only(const struct bp_pool *p, const struct bp_file *file)
 	return ((p->flags | file->flags) & BP_OPEN_READONLY) != 0;
 }
 
+/* The three ways a page is made rather than read (the create paths). */
+enum create_path {
+	CREATE_PAST_END,  /* get_page: past the end; npages grows past it */
+	CREATE_OVERWRITE, /* get_page, BP_GET_OVERWRITE: below the end, replaced */
+	CREATE_NEW,       /* new_page: its CAS has moved npages past it */
+};
+
+/* The end of every create path, on claimed frame f mapped as pageno of
+ * file and LOCKED: zeroes, npages grown and the create counted where the
+ * page is new, then UPTODATE, DIRTY (the file does not hold these zeroes)
+ * and REFERENCED, and LOCKED cleared. */
+static void create_page(struct bp_pool *p, struct bp_file *file, struct bp_frame *f,
+			uint64_t pageno, enum create_path how)
+{
+	memset(f->data, 0, p->page_size);
+	if (how == CREATE_PAST_END)
+		grow_npages(file, pageno);
+	if (how != CREATE_OVERWRITE)
+		bp_count(p, BP_C_CREATES);
+	atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
+				 memory_order_relaxed);
+	/* Release pairs with waiters' acquire loads of the state. */
+	fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
+}
+
+/* May a miss on pageno go on to claim a frame?  A page past the end (as
+ * the count stands now) only to be created: -ENXIO without BP_GET_CREATE
+ * or BP_GET_OVERWRITE, -EROFS on a read-only file.  Whether it is created
+ * is decided once the mapping is ours (fill_miss): it may have been
+ * created meanwhile. */
+static int miss_allowed(struct bp_pool *p, struct bp_file *file, uint64_t pageno, unsigned flags)
+{
+	/* acquire: pairs with grow_npages / new_page (see readahead). */
+	if (pageno < atomic_load_explicit(&file->npages, memory_order_acquire))
+		return 0;
+	if (!(flags & (BP_GET_CREATE | BP_GET_OVERWRITE)))
+		return -ENXIO;
+	return read_only(p, file) ? -EROFS : 0;
+}
+
+/* A miss's frame f, claimed and now mapped as tag (page pageno of file):
+ * create the page or read it in. */
+static int fill_miss(struct bp_pool *p, struct bp_file *file, struct bp_frame *f, uint64_t tag,
+		     uint64_t pageno, unsigned flags, struct bp_frame **out)
+{
+	/* Decided for good now that we own the mapping: the page may have
+	 * been created (and even written and evicted) since miss_allowed.
+	 * If it is still past the end, nobody can have written it: a page
+	 * only comes below npages while its creator holds its mapping (here,
+	 * or new_page's CAS), or as a hole made by a create further on, and
+	 * a hole is zeros until someone maps it, which now only we can. */
+	if (pageno >= atomic_load_explicit(&file->npages, memory_order_acquire)) {
+		create_page(p, file, f, pageno, CREATE_PAST_END);
+		*out = f;
+		return 0;
+	}
+	/* An overwrite of a page below the end is not read: its caller
+	 * replaces all of it, and the frame is DIRTY, so the file's copy is
+	 * never taken for the page's. */
+	if (flags & BP_GET_OVERWRITE) {
+		create_page(p, file, f, pageno, CREATE_OVERWRITE);
+		*out = f;
+		return 0;
+	}
+	atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
+	bp_count(p, BP_C_READS);
+	CHAOS_POINT("access.c:get_page:before_read");
+	bp_io_read(p, f, tag);
+	if (p->readahead && !(flags & BP_GET_NOREADAHEAD))
+		detect_stream(p, file, pageno);
+	return finish_get(p, f, tag, true, flags, out);
+}
+
 static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 		    const struct timespec *deadline, bool timed, struct bp_frame **out)
 {
@@ -224,13 +301,9 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 			return finish_get(p, f, tag, false, flags, out);
 		if (r == -EAGAIN)
 			return r; /* resident, but at the pin limit */
-		/* acquire: pairs with grow_npages / new_page (see readahead). */
-		bool create = pageno >= atomic_load_explicit(&file->npages, memory_order_acquire);
-		bool overwrite = flags & BP_GET_OVERWRITE;
-		if (create && !(flags & (BP_GET_CREATE | BP_GET_OVERWRITE)))
-			return -ENXIO;
-		if (create && read_only(p, file))
-			return -EROFS;
+		r = miss_allowed(p, file, pageno, flags);
+		if (r < 0)
+			return r;
 		CHAOS_POINT("access.c:get_page:miss_before_claim");
 		r = bp_claim_frame(p, timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO, tag, deadline, &f);
 		if (r < 0) {
@@ -252,37 +325,7 @@ static int get_page(struct bp_file *file, uint64_t pageno, unsigned flags,
 			continue;
 		}
 		bp_count(p, BP_C_MISSES);
-		/* Decide again now that we own the mapping: the page may have
-		 * been created (and even written and evicted) meanwhile.  If
-		 * it is still past the end, nobody can have written it: a page
-		 * only comes below npages while its creator holds its mapping
-		 * (here, or new_page's CAS), or as a hole made by a create
-		 * further on, and a hole is zeros until someone maps it, which
-		 * now only we can. */
-		create = pageno >= atomic_load_explicit(&file->npages, memory_order_acquire);
-		if (create || overwrite) {
-			/* An overwrite of a page below the end is not read: its
-			 * caller replaces all of it, and the frame is DIRTY, so
-			 * the file's copy is never taken for the page's. */
-			memset(f->data, 0, p->page_size);
-			if (create) {
-				grow_npages(file, pageno);
-				bp_count(p, BP_C_CREATES);
-			}
-			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
-						 memory_order_relaxed);
-			/* Release pairs with waiters' acquire loads of the state. */
-			fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
-			*out = f;
-			return 0;
-		}
-		atomic_fetch_or_explicit(&f->state, BP_F_REFERENCED, memory_order_relaxed);
-		bp_count(p, BP_C_READS);
-		CHAOS_POINT("access.c:get_page:before_read");
-		bp_io_read(p, f, tag);
-		if (p->readahead && !(flags & BP_GET_NOREADAHEAD))
-			detect_stream(p, file, pageno);
-		return finish_get(p, f, tag, true, flags, out);
+		return fill_miss(p, file, f, tag, pageno, flags, out);
 	}
 }
 
@@ -372,13 +415,8 @@ static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **fr
 		uint64_t expect = n;
 		if (atomic_compare_exchange_strong_explicit(&file->npages, &expect, n + 1,
 				memory_order_acq_rel, memory_order_acquire)) {
-			memset(f->data, 0, pool->page_size);
 			bp_count(pool, BP_C_MISSES);
-			bp_count(pool, BP_C_CREATES);
-			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY | BP_F_REFERENCED,
-						 memory_order_relaxed);
-			/* Release pairs with waiters' acquire loads of the state. */
-			fwait_bit_unlock(pool->wt, &f->state, BP_LOCKED);
+			create_page(pool, file, f, n, CREATE_NEW);
 			*pageno = n;
 			*frame = f;
 			return 0;
@@ -420,7 +458,7 @@ uint64_t bp_frame_pageno(const struct bp_frame *frame)
 {
 	if (!frame)
 		return BP_NO_PAGE;
-	uint64_t tag = atomic_load_explicit(&frame->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&frame->tag, memory_order_relaxed);
 	return tag == BP_NO_PAGE ? tag : bp_tag_page(tag);
 }
 
@@ -428,7 +466,7 @@ uint32_t bp_frame_file_id(const struct bp_frame *frame)
 {
 	if (!frame)
 		return UINT32_MAX;
-	uint64_t tag = atomic_load_explicit(&frame->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&frame->tag, memory_order_relaxed);
 	return tag == BP_NO_PAGE ? UINT32_MAX : bp_tag_file(tag);
 }
 
@@ -465,7 +503,7 @@ int bp_mark_dirty(struct bp_pool *pool, struct bp_frame *frame)
 	if (!bp_pins(s))
 		return -EINVAL;
 	/* Pinned: its tag is a page of an open file. */
-	if (read_only(pool, bp_file_of(pool, atomic_load_explicit(&frame->pageno,
+	if (read_only(pool, bp_file_of(pool, atomic_load_explicit(&frame->tag,
 								   memory_order_relaxed))))
 		return -EROFS;
 	bp_debug_check(pool, bp_debug_x_mine(frame),

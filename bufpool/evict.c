@@ -24,10 +24,12 @@
  *     REFERENCED bit is cleared instead: the second chance).  The mapping is
  *     removed under the same lock.
  * A dirty victim gets its write-back started (writeback.c) and is taken on a
- * later pass once clean.  If two sweeps find nothing the caller waits for a
- * write-back or read in flight, or (BP_CLAIM_WAIT_UNPIN) for an unpin, and
- * returns -EBUSY when every frame is pinned; it never deadlocks because it
- * holds no lock while waiting and every wait has a deadline.  One wait for
+ * later pass once clean.  A claim is a sweep (clock_sweep: two laps of the
+ * clock) and, if that finds nothing, a wait (wait_for_frame) for a
+ * write-back or read in flight, or (BP_CLAIM_WAIT_UNPIN) for an unpin, in
+ * rounds (bp_claim_frame numbers the steps).  It returns -EBUSY when
+ * every frame is pinned; it never deadlocks because it holds no lock
+ * while waiting and every wait has a deadline.  One wait for
  * a busy frame lasts at most TRANSIENT_WAIT_NS, or until the caller's
  * deadline if that is sooner, and each round after the first begins by
  * checking the deadline, so a caller's deadline bounds the whole claim
@@ -61,13 +63,13 @@
 #define TRANSIENT_WAIT_NS (50u * 1000u * 1000u) /* bound on one wait for a busy frame */
 #define DROP_PATIENCE_NS (UINT64_C(1000) * 1000u * 1000u) /* bp_drop_frames: 1 s */
 
-/* Take frame f, mapped to pageno, for reuse if no state bit in busy is set,
+/* Take frame f, mapped to tag, for reuse if no state bit in busy is set,
  * no pin is held and its latch is idle (see bp_try_evict). */
-static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uint32_t busy)
+static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t tag, uint32_t busy)
 {
-	struct bp_partition *part = bp_part_of(p, pageno);
+	struct bp_partition *part = bp_part_of(p, tag);
 	pthread_rwlock_wrlock(&part->lock);
-	if (atomic_load_explicit(&f->pageno, memory_order_relaxed) != pageno) {
+	if (atomic_load_explicit(&f->tag, memory_order_relaxed) != tag) {
 		pthread_rwlock_unlock(&part->lock);
 		return false;
 	}
@@ -92,7 +94,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 		 * completion, so our later reuse of the page memory is ordered
 		 * after their accesses. */
 		if (atomic_compare_exchange_weak_explicit(&f->state, &s,
-				s | BP_F_LOCKED | BP_PIN_ONE,
+				s | BP_CLAIM_BITS,
 				memory_order_acquire, memory_order_relaxed))
 			break;
 	}
@@ -101,11 +103,11 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	 * tag or the contents change: the version's release RMW and a release
 	 * fence (latch.c; paired in optread.c's design note). */
 	bp_latch_version_bump(f);
-	bp_pt_remove_locked(p, f, pageno);
-	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
+	bp_pt_remove_locked(p, f, tag);
+	atomic_store_explicit(&f->tag, BP_NO_PAGE, memory_order_relaxed);
 	pthread_rwlock_unlock(&part->lock);
 	atomic_fetch_and_explicit(&f->state,
-		~(BP_F_UPTODATE | BP_F_ERROR | BP_F_REFERENCED | BP_F_DIRTY), memory_order_relaxed);
+		~(uint32_t)BP_F_PAGE_STATE, memory_order_relaxed);
 	/* Only bp_drop_frames takes a dirty page (dropped unwritten by a
 	 * truncate or discard).  Its oldest unwritten change goes with it, as
 	 * a successful write forgets it (io.c): bp_oldest_dirty_lsn scans
@@ -123,10 +125,9 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, uin
 	return true;
 }
 
-bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref)
+bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool ignore_ref)
 {
-	return try_take(p, f, pageno, BP_F_LOCKED | BP_F_WRITEBACK | BP_F_DIRTY |
-					(ignore_ref ? 0 : BP_F_REFERENCED));
+	return try_take(p, f, tag, BP_F_UNEVICTABLE | (ignore_ref ? 0 : BP_F_REFERENCED));
 }
 
 int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
@@ -135,7 +136,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
 		for (;;) {
-			uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+			uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
 			if (tag == BP_NO_PAGE || bp_tag_file(tag) != file || bp_tag_page(tag) < from)
 				break;
 			/* A read (readahead's) or a write in flight ends by
@@ -143,7 +144,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 			 * being dropped, not written. */
 			fwait_bit_wait(p->wt, &f->state, BP_LOCKED, NULL);
 			bp_wait_writeback(p, f, NULL);
-			if (try_take(p, f, tag, BP_F_LOCKED | BP_F_WRITEBACK)) {
+			if (try_take(p, f, tag, BP_F_INFLIGHT)) {
 				bp_free_claimed(p, f);
 				break;
 			}
@@ -166,7 +167,7 @@ int bp_drop_frames(struct bp_pool *p, uint32_t file, uint64_t from)
 
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f)
 {
-	atomic_store_explicit(&f->pageno, BP_NO_PAGE, memory_order_relaxed);
+	atomic_store_explicit(&f->tag, BP_NO_PAGE, memory_order_relaxed);
 	CHAOS_POINT("evict.c:bp_free_claimed:before_drop");
 	bp_unpin_claim(p, f); /* frame.c: clears the flags, unlocks, wakes */
 }
@@ -178,7 +179,7 @@ static bool try_take_free(struct bp_frame *f, uint32_t s)
 	/* Acquire pairs with bp_free_claimed's release unlock (or a later RMW
 	 * in its release sequence, such as a speculative hit's unpin). */
 	if (!atomic_compare_exchange_strong_explicit(&f->state, &s,
-			s | BP_F_LOCKED | BP_PIN_ONE, memory_order_acquire, memory_order_relaxed))
+			s | BP_CLAIM_BITS, memory_order_acquire, memory_order_relaxed))
 		return false;
 	/* Release fence before this thread's first store of the new page (its
 	 * tag, its zeroes): the take that freed the frame raised the version
@@ -209,7 +210,7 @@ static struct bp_frame *io_busy_frame(struct bp_pool *p)
 {
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		uint32_t s = atomic_load_explicit(&p->frames[i].state, memory_order_relaxed);
-		if (s & (BP_F_LOCKED | BP_F_WRITEBACK))
+		if (s & BP_F_INFLIGHT)
 			return &p->frames[i];
 	}
 	return NULL;
@@ -311,103 +312,152 @@ static void clock_give_back(struct bp_pool *p, const struct clock_run *run)
 							memory_order_relaxed, memory_order_relaxed);
 }
 
+/* What a sweep saw besides a victim: the dirty frame whose write-back it
+ * started (at most one per sweep), and a frame with I/O in flight. */
+struct sweep_busy {
+	struct bp_frame *wb, *transient;
+};
+
+/* Look at frame f for the sweep: true if it was taken (free, or an
+ * unpinned clean victim without a second chance left). */
+static bool sweep_frame(struct bp_pool *p, enum bp_claim_mode mode, struct bp_frame *f,
+			struct sweep_busy *busy)
+{
+	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	if (try_take_free(f, s))
+		return true;
+	if (bp_pins(s))
+		return false;
+	if (s & BP_F_INFLIGHT) {
+		busy->transient = f;
+		return false;
+	}
+	uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
+	if (tag == BP_NO_PAGE)
+		return false;
+	if (s & BP_F_REFERENCED) {
+		atomic_fetch_and_explicit(&f->state, ~BP_F_REFERENCED, memory_order_relaxed);
+		return false;
+	}
+	if (s & BP_F_DIRTY) {
+		if (mode != BP_CLAIM_NOWAIT && !busy->wb &&
+		    bp_start_writeback(p, f, BP_WB_TRY) > 0) {
+			bp_count(p, BP_C_DIRTY_EVICTIONS);
+			busy->wb = f;
+		}
+		return false;
+	}
+	return bp_try_evict(p, f, tag, false);
+}
+
+/* One sweep of the clock (PostgreSQL's StrategyGetBuffer): one lap for
+ * BP_CLAIM_NOWAIT, else two, so that a second chance taken away in the
+ * first lap can be used in the second.  The frame taken, or NULL. */
+static struct bp_frame *clock_sweep(struct bp_pool *p, enum bp_claim_mode mode,
+				    struct sweep_busy *busy)
+{
+	uint64_t laps = mode == BP_CLAIM_NOWAIT ? 1 : 2;
+	struct clock_run run = { 0, 0, 0 };
+	for (uint64_t i = 0; i < laps * p->nframes; i++) {
+		struct bp_frame *f = clock_next(p, &run);
+		if (sweep_frame(p, mode, f, busy)) {
+			clock_give_back(p, &run);
+			return f;
+		}
+	}
+	return NULL;
+}
+
+/* No frame was taken by a sweep: wait for one to become takable, bounded.
+ * A write-back the sweep started, else an I/O in flight anywhere, is
+ * waited for at most TRANSIENT_WAIT_NS (or to the deadline); with every
+ * frame pinned by users and nothing in flight, BP_CLAIM_WAIT_UNPIN waits
+ * for an unpin (*unpinned set) and any other mode gives up.  0 after a
+ * wait (the caller sweeps again), -EBUSY to give up. */
+static int wait_for_frame(struct bp_pool *p, enum bp_claim_mode mode,
+			  const struct timespec *deadline, struct sweep_busy busy, bool *unpinned)
+{
+	*unpinned = false;
+	if (!busy.wb && !busy.transient)
+		busy.transient = io_busy_frame(p);
+	/* Named for the claim this wait belongs to (the name seeds the
+	 * chaos build's decisions: util/chaos.h). */
+	CHAOS_POINT("evict.c:bp_claim_frame:before_wait");
+	if (!busy.wb && !busy.transient && all_pinned(p)) {
+		/* Pinned by users, nothing in flight: -EBUSY, or wait. */
+		if (mode != BP_CLAIM_WAIT_UNPIN || wait_for_unpin(p, deadline) < 0)
+			return -EBUSY;
+		*unpinned = true;
+		return 0;
+	}
+	struct timespec d = transient_deadline(deadline);
+	if (busy.wb) {
+		bp_wait_writeback(p, busy.wb, &d);
+	} else if (busy.transient) {
+		/* Its lowest bit in flight (LOCKED before WRITEBACK), if any
+		 * is still set. */
+		uint32_t s = atomic_load_explicit(&busy.transient->state, memory_order_relaxed) &
+			     BP_F_INFLIGHT;
+		if (s)
+			fwait_bit_wait(p->wt, &busy.transient->state,
+				       (unsigned)__builtin_ctz(s), &d);
+	}
+	return 0;
+}
+
+/* A claim, in steps (as vmcache's evict numbers its own):
+ *   1. the page's home frame, if it is free (never evicted for it: the
+ *      clock alone chooses victims), so that the lock-free lookups find
+ *      the page without the page map (pagetable.c);
+ *   2. every round but the very first: the deadline, so that neither
+ *      transient waits nor unpins that others keep winning carry the
+ *      call past it (the first sweep always runs: a free frame is taken
+ *      even with a deadline already passed);
+ *   3. one sweep of the clock (clock_sweep): a free frame or a victim,
+ *      starting a write-back of a dirty one;
+ *   4. none: BP_CLAIM_NOWAIT gives up, any other mode waits for a frame
+ *      (wait_for_frame) and goes back to 2, at most CLOCK_MAX_ROUNDS
+ *      rounds; an unpin is progress and starts the count over. */
 int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 		   const struct timespec *deadline, struct bp_frame **out)
 {
-	/* The page's home frame first, if it is free (never evicted for
-	 * it: the clock alone chooses victims), so that the lock-free
-	 * lookups find it without the page map (pagetable.c). */
+	/* 1. Relaxed, as the sweep's: a snapshot; the CAS in try_take_free
+	 * decides, with its own acquire. */
 	if (tag != BP_NO_PAGE) {
 		struct bp_frame *h = &p->frames[bp_home(p, tag)];
-		/* Relaxed, as the sweep's: a snapshot; the CAS in
-		 * try_take_free decides, with its own acquire. */
 		if (try_take_free(h, atomic_load_explicit(&h->state, memory_order_relaxed))) {
 			*out = h;
 			return 0;
 		}
 	}
-	int sweeps = mode == BP_CLAIM_NOWAIT ? 1 : 2;
-	for (int round = 0; round < CLOCK_MAX_ROUNDS; round++) {
-		/* Every round but the very first starts here with the
-		 * deadline: after a wait for a busy frame, and after an unpin
-		 * restarted the count (round = 0 below), so neither transient
-		 * waits nor unpins that others keep winning can carry the call
-		 * past it.  The first sweep always runs: a free frame is taken
-		 * even with a deadline already passed. */
+	for (int round = 0;;) {
+		/* 2. */
 		if (deadline && round != 0 && util_now_ns() >= util_timespec_ns(deadline))
 			return -EBUSY;
-		struct bp_frame *wb = NULL, *transient = NULL;
-		struct clock_run run = { 0, 0, 0 };
-		for (uint64_t i = 0; i < (uint64_t)sweeps * p->nframes; i++) {
-			struct bp_frame *f = clock_next(p, &run);
-			uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
-			if (try_take_free(f, s)) {
-				clock_give_back(p, &run);
-				*out = f;
-				return 0;
-			}
-			if (bp_pins(s))
-				continue;
-			if (s & (BP_F_LOCKED | BP_F_WRITEBACK)) {
-				transient = f;
-				continue;
-			}
-			uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
-			if (pageno == BP_NO_PAGE)
-				continue;
-			if (s & BP_F_REFERENCED) {
-				atomic_fetch_and_explicit(&f->state, ~BP_F_REFERENCED, memory_order_relaxed);
-				continue;
-			}
-			if (s & BP_F_DIRTY) {
-				if (mode != BP_CLAIM_NOWAIT && !wb &&
-				    bp_start_writeback(p, f, BP_WB_TRY) > 0) {
-					bp_count(p, BP_C_DIRTY_EVICTIONS);
-					wb = f;
-				}
-				continue;
-			}
-			if (bp_try_evict(p, f, pageno, false)) {
-				clock_give_back(p, &run);
-				*out = f;
-				return 0;
-			}
+		/* 3. */
+		struct sweep_busy busy = { NULL, NULL };
+		struct bp_frame *f = clock_sweep(p, mode, &busy);
+		if (f) {
+			*out = f;
+			return 0;
 		}
-		if (mode == BP_CLAIM_NOWAIT)
-			break;
-		if (!wb && !transient)
-			transient = io_busy_frame(p);
-		CHAOS_POINT("evict.c:bp_claim_frame:before_wait");
-		if (!wb && !transient && all_pinned(p)) {
-			/* Pinned by users, nothing in flight: -EBUSY, or wait. */
-			if (mode != BP_CLAIM_WAIT_UNPIN)
-				break;
-			if (wait_for_unpin(p, deadline) < 0)
-				break;
-			/* Progress was made: start over.  The loop increment
-			 * makes it 1, so the next round checks the deadline. */
-			round = 0;
-			continue;
-		}
-		struct timespec d = transient_deadline(deadline);
-		if (wb) {
-			bp_wait_writeback(p, wb, &d);
-		} else if (transient) {
-			uint32_t s = atomic_load_explicit(&transient->state, memory_order_relaxed);
-			if (s & BP_F_LOCKED)
-				fwait_bit_wait(p->wt, &transient->state, BP_LOCKED, &d);
-			else if (s & BP_F_WRITEBACK)
-				fwait_bit_wait(p->wt, &transient->state, BP_WRITEBACK, &d);
-		}
+		/* 4. After an unpin the count starts over at 1, so that the
+		 * next round still checks the deadline. */
+		bool unpinned;
+		if (mode == BP_CLAIM_NOWAIT ||
+		    wait_for_frame(p, mode, deadline, busy, &unpinned) < 0)
+			return -EBUSY;
+		round = unpinned ? 1 : round + 1;
+		if (round == CLOCK_MAX_ROUNDS)
+			return -EBUSY;
 	}
-	return -EBUSY;
 }
 
 /* bp_evict_page of the page with this tag. */
-static int evict_tag(struct bp_pool *pool, uint64_t pageno)
+static int evict_tag(struct bp_pool *pool, uint64_t tag)
 {
 	struct bp_frame *f;
-	int r = bp_pt_lookup_pin(pool, pageno, &f);
+	int r = bp_pt_lookup_pin(pool, tag, &f);
 	if (r < 0)
 		return r == -EAGAIN ? -EBUSY : r; /* at the pin limit: pinned */
 	/* Acquire pairs with the read completion's release unlock. */
@@ -447,7 +497,7 @@ static int evict_tag(struct bp_pool *pool, uint64_t pageno)
 		return err ? -err : -EBUSY;
 	}
 	CHAOS_POINT("evict.c:evict_tag:unpinned_before_take");
-	if (!bp_try_evict(pool, f, pageno, true))
+	if (!bp_try_evict(pool, f, tag, true))
 		return -EBUSY;
 	bp_free_claimed(pool, f);
 	return 0;
@@ -481,10 +531,10 @@ int bp_evict_all(struct bp_pool *pool)
 	int n = 0;
 	for (uint32_t i = 0; i < pool->nframes; i++) {
 		struct bp_frame *f = &pool->frames[i];
-		uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
-		if (pageno == BP_NO_PAGE)
+		uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
+		if (tag == BP_NO_PAGE)
 			continue;
-		if (bp_try_evict(pool, f, pageno, true)) {
+		if (bp_try_evict(pool, f, tag, true)) {
 			bp_free_claimed(pool, f);
 			n++;
 		}

@@ -151,7 +151,7 @@ int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t fr
 	uint64_t waited_from = 0;
 	for (uint32_t i = 0; i < p->nframes; i++) {
 		struct bp_frame *f = &p->frames[i];
-		uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+		uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
 		if (file && (tag == BP_NO_PAGE || bp_tag_file(tag) != file->id ||
 			     bp_tag_page(tag) < from))
 			continue;
@@ -160,7 +160,7 @@ int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t fr
 		 * was clean may have been evicted and pinned for another
 		 * file's page in between, whose pin is not ours to refuse. */
 		if (!bp_pins(atomic_load_explicit(&f->state, memory_order_acquire)) ||
-		    (file && atomic_load_explicit(&f->pageno, memory_order_relaxed) != tag))
+		    (file && atomic_load_explicit(&f->tag, memory_order_relaxed) != tag))
 			continue;
 		/* Maybe the pool's own transient pin: look at this frame again
 		 * (a caller's pin stays; without this, bp_file_truncate beside
@@ -187,7 +187,7 @@ int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t fr
  * file's pages while it closes; a frame re-tagged meanwhile is not ours. */
 static bool of_file(const struct bp_frame *f, void *arg)
 {
-	uint64_t tag = atomic_load_explicit(&((struct bp_frame *)f)->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&((struct bp_frame *)f)->tag, memory_order_relaxed);
 	return tag != BP_NO_PAGE && bp_tag_file(tag) == ((const struct bp_file *)arg)->id;
 }
 

@@ -117,7 +117,7 @@ bool bp_pin_if_dirty(struct bp_frame *f)
 {
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	for (;;) {
-		if (!(s & BP_F_DIRTY) || (s & (BP_F_WRITEBACK | BP_F_LOCKED)) ||
+		if (!(s & BP_F_DIRTY) || (s & BP_F_INFLIGHT) ||
 		    bp_pins(s) == BP_PIN_FIELD_MAX)
 			return false;
 		if (atomic_compare_exchange_weak_explicit(&f->state, &s, s + BP_PIN_ONE,

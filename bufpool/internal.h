@@ -15,7 +15,7 @@
  *   1  log.c         bp_log, the one message formatter      -
  *   2  frame.c       pins, unpin wake, accounted bit waits  account
  *   3  pagemem.c     page memory: jemalloc arena or system  -
- *   3  pagetable.c   partitioned hash pageno -> frame       frame
+ *   3  pagetable.c   partitioned hash tag -> frame          frame
  *   3  fault.c       I/O fault injector and trace           account
  *   3  uring.c       the io_uring ring: submission queue,   -
  *                    depth, delays, reaper thread
@@ -46,7 +46,7 @@
  *   bp_partition.lock  the hash chains (heads[] of its buckets, frame.hash_next
  *                      of frames on those chains), the page map entries of
  *                      their pages (bp_file.pmap) and every change of a mapped
- *                      frame's tag (frame.pageno); eviction of a mapped frame
+ *                      frame's tag (frame.tag); eviction of a mapped frame
  *                      happens under the write lock of its page's partition.
  *                      A hit pins without the lock, speculatively, and keeps
  *                      the pin only if the frame was not being taken and
@@ -156,8 +156,8 @@ static inline void bp_fence_acquire(void)
 
 enum bp_io_op { BP_IO_READ = 0, BP_IO_WRITE = 1 };
 
-/* Files in a pool.  A frame's tag (bp_frame.pageno, the page table's key,
- * the I/O request's pageno) is (file id << 48) | page number, so the page
+/* Files in a pool.  A frame's tag (bp_frame.tag, the page table's key,
+ * the I/O request's tag) is (file id << 48) | page number, so the page
  * table, eviction and the frames know one 64-bit key and never the file;
  * only access.c (which file's page count), io.c (which descriptor, which
  * offset) and the reports split it.  File 0 is the one bp_open opens;
@@ -240,7 +240,7 @@ struct bp_frame;
 struct bp_io_req {
 	struct bp_io_req *next; /* queue link, guarded by io_engine.lock or the ring's lock */
 	enum bp_io_op op;
-	uint64_t pageno;
+	uint64_t tag;
 	struct bp_frame *frame;
 	unsigned char *buf;
 	uint32_t delay_us;
@@ -258,7 +258,7 @@ struct bp_frame {
 	_Atomic uint32_t state;   /* BP_F_* | pins << BP_PIN_SHIFT | fwait bit 31 */
 	_Atomic int io_err;       /* positive errno of the last failed read */
 	_Atomic uint64_t latch;   /* latch.c */
-	_Atomic uint64_t pageno;  /* tag; BP_NO_PAGE if free; changed under partition lock */
+	_Atomic uint64_t tag;     /* bp_tag; BP_NO_PAGE if free; changed under partition lock */
 	/* The optimistic readers' version (optread.c): raised by every
 	 * exclusive unlatch and by every take of the mapped frame for reuse
 	 * (latch.c says how and why), never lowered.  Written by the one
@@ -541,6 +541,22 @@ static inline void bp_debug_fail(struct bp_pool *p, const char *file, int line, 
  * pins: at most one per thread at a time, fewer than the headroom. */
 #define BP_PIN_FIELD_MAX (BP_PIN_MASK >> BP_PIN_SHIFT)
 
+/* The state bits (bufpool.h's table) fit in the low byte, below the pin
+ * count and fwait's waiters bit (tests/bufpool/test_state_bits.c checks
+ * the same at run time, with the names). */
+_Static_assert((BP_F_INFLIGHT | BP_F_PAGE_STATE) <= BP_FLAGS_MASK &&
+	       BP_FLAGS_MASK < BP_PIN_ONE, "state bits overlap the pin count");
+_Static_assert(((BP_F_INFLIGHT | BP_F_PAGE_STATE) & FWAIT_WAITERS_MASK) == 0,
+	       "state bits overlap fwait's waiters bit");
+
+/* What a claim adds to a free or victim frame's state word in its one CAS:
+ * LOCKED and the claimer's pin (evict.c). */
+#define BP_CLAIM_BITS ((uint32_t)BP_F_LOCKED | BP_PIN_ONE)
+/* A mapped frame with one of these set is not evicted: an I/O in flight,
+ * or a change not yet written (the sweep and bp_try_evict;
+ * bp_drop_frames, which drops pages unwritten, minds only BP_F_INFLIGHT). */
+#define BP_F_UNEVICTABLE ((uint32_t)(BP_F_INFLIGHT | BP_F_DIRTY))
+
 static inline uint32_t bp_pins(uint32_t s)
 {
 	return (s & BP_PIN_MASK) >> BP_PIN_SHIFT;
@@ -555,14 +571,14 @@ static inline unsigned char *bp_frame_page(const struct bp_pool *p, const struct
 	return p->pages + (size_t)(f - p->frames) * p->page_size;
 }
 
-static inline uint64_t bp_hash_bucket(const struct bp_pool *p, uint64_t pageno)
+static inline uint64_t bp_hash_bucket(const struct bp_pool *p, uint64_t tag)
 {
-	return (pageno * UINT64_C(0x9E3779B97F4A7C15)) >> p->bucket_shift;
+	return (tag * UINT64_C(0x9E3779B97F4A7C15)) >> p->bucket_shift;
 }
 
-static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t pageno)
+static inline struct bp_partition *bp_part_of(struct bp_pool *p, uint64_t tag)
 {
-	return &p->parts[bp_hash_bucket(p, pageno) & (p->npart - 1)];
+	return &p->parts[bp_hash_bucket(p, tag) & (p->npart - 1)];
 }
 
 /* ---- the files' entry points, bottom layer first ---- */
@@ -616,10 +632,10 @@ void bp_wait_writeback(struct bp_pool *p, struct bp_frame *f, const struct times
 void bp_wait_locked(struct bp_pool *p, struct bp_frame *f);
 
 /* pagetable.c (layer 3) */
-/* Pin pageno's frame: 0 (*out set), -ENOENT (not mapped), -EAGAIN (mapped,
+/* Pin the frame of tag: 0 (*out set), -ENOENT (not mapped), -EAGAIN (mapped,
  * but already pinned BP_PIN_MAX times). */
-int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out);
-bool bp_pt_contains(struct bp_pool *p, uint64_t pageno);
+int bp_pt_lookup_pin(struct bp_pool *p, uint64_t tag, struct bp_frame **out);
+bool bp_pt_contains(struct bp_pool *p, uint64_t tag);
 /* The frame that held tag (a page of file) when it was looked up, without
  * lock or pin, or NULL: a candidate for an optimistic reader, which checks
  * it.  Its page is prefetched. */
@@ -639,13 +655,13 @@ void bp_pt_file_fini(struct bp_file *file);
  * and not to be made (create false) or not to be had (calloc failed: the
  * page goes without a hint).  Its writes belong to this file; tests look. */
 _Atomic uint32_t *bp_pt_map_entry(struct bp_file *file, uint64_t page, bool create);
-/* Insert claimed frame f as pageno: 0.  If pageno is already mapped, pin
+/* Insert claimed frame f as tag: 0.  If tag is already mapped, pin
  * that frame instead and return 1 with it in *found (f untouched), or
  * -EAGAIN if it is at the pin limit. */
-int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
+int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t tag,
 			struct bp_frame **found);
 /* Called with the partition write lock held. */
-void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno);
+void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t tag);
 
 /* fault.c (layer 3) */
 enum bp_fault_action { BP_FA_NONE = 0, BP_FA_FAIL, BP_FA_SHORT, BP_FA_NO_WAL };
@@ -701,7 +717,7 @@ int bp_io_start(struct bp_pool *p, unsigned engine, unsigned depth, int *why);
 /* Start n I/O threads (after bp_io_start); bp_io_stop joins those started. */
 int bp_io_spawn(struct bp_pool *p, unsigned n);
 void bp_io_stop(struct bp_pool *p);
-void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno);
+void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t tag);
 /* The read of a miss (f LOCKED by the caller, pinned): inline when the file
  * allows it and the kernel has the page (completed, LOCKED cleared, before
  * this returns), else submitted as bp_io_submit does. */
@@ -747,9 +763,9 @@ int bp_claim_frame(struct bp_pool *p, enum bp_claim_mode mode, uint64_t tag,
 		   const struct timespec *deadline, struct bp_frame **out);
 /* Give back a claimed, unmapped frame (LOCKED | pin) as free. */
 void bp_free_claimed(struct bp_pool *p, struct bp_frame *f);
-/* Evict mapped frame f if it is still pageno, unpinned, clean, unlocked;
+/* Evict mapped frame f if it still holds tag, unpinned, clean, unlocked;
  * on success the frame is claimed (LOCKED | one pin, unmapped). */
-bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t pageno, bool ignore_ref);
+bool bp_try_evict(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool ignore_ref);
 /* Drop every page of file id at or past page from out of the pool without
  * writing it (dirty or not); waits for its I/O in flight.  -EBUSY if one is
  * pinned (the caller checked before; a pin now breaks its contract). */

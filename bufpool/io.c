@@ -188,7 +188,7 @@ static uint32_t get_le32(const unsigned char *b)
 static void seal_copy(const struct bp_pool *p, unsigned char *dst, const struct bp_io_req *r)
 {
 	memcpy(dst, r->frame->data, p->page_size);
-	put_le32(trailer(p, dst), page_checksum(p, dst, bp_tag_page(r->pageno)));
+	put_le32(trailer(p, dst), page_checksum(p, dst, bp_tag_page(r->tag)));
 }
 
 static bool all_zero(const unsigned char *b, size_t n)
@@ -267,7 +267,7 @@ static enum bp_fault_action decide(struct bp_pool *p, struct bp_io_req *r)
 		int err = 0;
 		uint64_t delay = 0;
 		enum bp_fault_action a = bp_fault_check(p, r->op == BP_IO_READ ? BP_FAULT_READ
-							: BP_FAULT_WRITE, bp_tag_page(r->pageno),
+							: BP_FAULT_WRITE, bp_tag_page(r->tag),
 							&err, &delay);
 		r->decided = true;
 		r->fa = (uint8_t)a;
@@ -303,12 +303,12 @@ static int do_io(struct bp_io_thread *th, struct bp_io_req *r)
 	}
 	if (a == BP_FA_SHORT) {
 		/* Transfer half the page, then report the short transfer. */
-		transfer(p, r->op, buf, r->pageno, 0, p->page_size / 2);
+		transfer(p, r->op, buf, r->tag, 0, p->page_size / 2);
 		return EIO;
 	}
-	err = transfer(p, r->op, buf, r->pageno, 0, p->page_size);
+	err = transfer(p, r->op, buf, r->tag, 0, p->page_size);
 	if (!err && th->bounce && r->op == BP_IO_READ)
-		err = verify(p, buf, bp_tag_page(r->pageno));
+		err = verify(p, buf, bp_tag_page(r->tag));
 	return err;
 }
 
@@ -330,8 +330,8 @@ static void trace_write(struct bp_pool *p, struct bp_io_req *r, int err)
 		}
 	}
 	bp_trace(p, &(struct bp_io_trace_event){.op = BP_IO_TRACE_WRITE, .result = -err,
-		.path = bp_file_of(p, r->pageno)->path,
-		.offset = bp_tag_page(r->pageno) << p->page_shift, .len = p->page_size,
+		.path = bp_file_of(p, r->tag)->path,
+		.offset = bp_tag_page(r->tag) << p->page_shift, .len = p->page_size,
 		.data = data});
 	free(sealed);
 }
@@ -397,8 +397,8 @@ static void run_io(struct bp_io_thread *th, struct bp_io_req *head)
 	unsigned k = 0;
 	for (struct bp_io_req *m = head; m; m = m->run_next)
 		iov[k++] = (struct iovec){ m->frame->data, p->page_size };
-	int fd = bp_file_of(p, head->pageno)->fd;
-	off_t off = (off_t)(bp_tag_page(head->pageno) << p->page_shift);
+	int fd = bp_file_of(p, head->tag)->fd;
+	off_t off = (off_t)(bp_tag_page(head->tag) << p->page_shift);
 	ssize_t got;
 	while ((got = preadv(fd, iov, (int)k, off)) < 0 && errno == EINTR)
 		;
@@ -413,11 +413,11 @@ static void run_io(struct bp_io_thread *th, struct bp_io_req *head)
 			long left = (long)got - i * ps;
 			size_t share = left <= 0 ? 0 : left > ps ? (size_t)ps : (size_t)left;
 			if (share < p->page_size)
-				err = transfer(p, BP_IO_READ, m->frame->data, m->pageno, share,
+				err = transfer(p, BP_IO_READ, m->frame->data, m->tag, share,
 					       p->page_size);
 		}
 		if (!err && th->bounce)
-			err = verify(p, m->frame->data, bp_tag_page(m->pageno));
+			err = verify(p, m->frame->data, bp_tag_page(m->tag));
 		complete(p, m, err);
 	}
 }
@@ -497,15 +497,15 @@ static void ring_done(void *arg, struct bp_io_req *r, int res)
 	if (res == -EAGAIN || res == -EINTR || res == -ECANCELED)
 		/* Transient (or cancelled: should not happen, the reaper
 		 * owns every request): do it here, synchronously. */
-		err = transfer(p, r->op, r->buf, r->pageno, 0, p->page_size);
+		err = transfer(p, r->op, r->buf, r->tag, 0, p->page_size);
 	else if (res < 0)
 		err = -res;
 	else if ((size_t)res < p->page_size)
 		/* Short: go on as pread/pwrite would (a read wholly past
 		 * the end is a hole, zeros; part of a page is EIO). */
-		err = transfer(p, r->op, r->buf, r->pageno, (size_t)res, p->page_size);
+		err = transfer(p, r->op, r->buf, r->tag, (size_t)res, p->page_size);
 	if (!err && r->op == BP_IO_READ && (p->flags & BP_OPEN_CHECKSUMS))
-		err = verify(p, r->buf, bp_tag_page(r->pageno));
+		err = verify(p, r->buf, bp_tag_page(r->tag));
 	if (r->op == BP_IO_WRITE && is_bounce(e, p, r->buf))
 		bounce_put(e, r->buf);
 	complete(p, r, err);
@@ -543,11 +543,11 @@ static bool ring_route(struct bp_pool *p, struct bp_io_req *r)
 	return true;
 }
 
-static void init_req(struct bp_io_req *r, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
+static void init_req(struct bp_io_req *r, struct bp_frame *f, enum bp_io_op op, uint64_t tag)
 {
 	r->next = NULL;
 	r->op = op;
-	r->pageno = pageno;
+	r->tag = tag;
 	r->frame = f;
 	r->buf = NULL;
 	r->delay_us = 0;
@@ -568,10 +568,10 @@ static void submit(struct bp_pool *p, struct bp_io_req *r)
 		submit_threads(p, r);
 }
 
-void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t pageno)
+void bp_io_submit(struct bp_pool *p, struct bp_frame *f, enum bp_io_op op, uint64_t tag)
 {
 	struct bp_io_req *r = &f->io;
-	init_req(r, f, op, pageno);
+	init_req(r, f, op, tag);
 	submit(p, r);
 }
 

@@ -143,7 +143,7 @@ static int begin_on(struct bp_pool *p, struct bp_frame *f, uint64_t tag, struct 
 	 * a page read in and never latched since. */
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_acquire);
 	if ((s & (BP_F_LOCKED | BP_F_UPTODATE)) != BP_F_UPTODATE ||
-	    atomic_load_explicit(&f->pageno, memory_order_relaxed) != tag)
+	    atomic_load_explicit(&f->tag, memory_order_relaxed) != tag)
 		return refused(p, -ENOENT);
 	if (bp_latch_excl_held(f))
 		return refused(p, -EBUSY);
@@ -184,7 +184,7 @@ int bp_read_begin_frame(struct bp_pool *pool, struct bp_frame *frame, struct bp_
 	if (!bp_pins(atomic_load_explicit(&frame->state, memory_order_relaxed)))
 		return -EINVAL;
 	count_try(pool);
-	return begin_on(pool, frame, atomic_load_explicit(&frame->pageno, memory_order_relaxed), rd);
+	return begin_on(pool, frame, atomic_load_explicit(&frame->tag, memory_order_relaxed), rd);
 }
 
 static bool still_valid(const struct bp_read *rd)

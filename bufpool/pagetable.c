@@ -89,7 +89,7 @@
  * of a mapped page are written under the partition's write lock and read
  * relaxed by the unlocked walk and lookups; a page map chunk pointer is
  * set once (CAS, release; loaded with acquire);
- * frame.pageno is written only under the write lock of the page's partition
+ * frame.tag is written only under the write lock of the page's partition
  * (or while the frame is claimed and unmapped), read relaxed by evict.c and
  * the unlocked walk.
  */
@@ -129,11 +129,11 @@ static int pin_found(struct bp_frame *f)
 
 /* The chain walk; under the partition lock it is exact, without it at
  * most nframes steps (relaxed loads: the fast path checks what it finds). */
-static struct bp_frame *chain_find(struct bp_pool *p, uint64_t b, uint64_t pageno)
+static struct bp_frame *chain_find(struct bp_pool *p, uint64_t b, uint64_t tag)
 {
 	struct bp_frame *f = frame_at(p, atomic_load_explicit(&p->heads[b], memory_order_relaxed));
 	for (uint32_t steps = 0; f && steps <= p->nframes; steps++) {
-		if (atomic_load_explicit(&f->pageno, memory_order_relaxed) == pageno)
+		if (atomic_load_explicit(&f->tag, memory_order_relaxed) == tag)
 			return f;
 		f = frame_at(p, atomic_load_explicit(&f->hash_next, memory_order_relaxed));
 	}
@@ -192,7 +192,7 @@ static struct bp_frame *pmap_find(struct bp_pool *p, struct bp_file *file, uint6
 		return NULL;
 	struct bp_frame *f = &p->frames[i - 1];
 	__builtin_prefetch(bp_frame_page(p, f));
-	return atomic_load_explicit(&f->pageno, memory_order_relaxed) == tag ? f : NULL;
+	return atomic_load_explicit(&f->tag, memory_order_relaxed) == tag ? f : NULL;
 }
 
 /* The lock-free lookup (home frame, map, then chain), with the page
@@ -203,7 +203,7 @@ static struct bp_frame *find_fast(struct bp_pool *p, struct bp_file *file, uint6
 	__builtin_prefetch(bp_frame_page(p, h));
 	/* Relaxed: a candidate, which both callers check again (the hit
 	 * after its pin, the optimistic begin after its version load). */
-	if (atomic_load_explicit(&h->pageno, memory_order_relaxed) == tag)
+	if (atomic_load_explicit(&h->tag, memory_order_relaxed) == tag)
 		return h;
 	struct bp_frame *f = file ? pmap_find(p, file, tag) : NULL;
 	if (f)
@@ -218,16 +218,16 @@ static struct bp_frame *find_fast(struct bp_pool *p, struct bp_file *file, uint6
 
 /* The hit path without the lock (see the design note): 0 with the frame
  * pinned, or 1: ask the locked path. */
-static int lookup_pin_fast(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
+static int lookup_pin_fast(struct bp_pool *p, uint64_t tag, struct bp_frame **out)
 {
-	struct bp_frame *f = find_fast(p, bp_file_of(p, pageno), pageno);
+	struct bp_frame *f = find_fast(p, bp_file_of(p, tag), tag);
 	if (!f)
 		return 1;
 	/* Acquire: as pin_found's, and it is what makes the tag load below
 	 * see a remap (the design note's second condition). */
 	uint32_t old = atomic_fetch_add_explicit(&f->state, BP_PIN_ONE, memory_order_acquire);
 	if ((old & BP_F_LOCKED) || bp_pins(old) >= BP_PIN_MAX ||
-	    atomic_load_explicit(&f->pageno, memory_order_relaxed) != pageno) {
+	    atomic_load_explicit(&f->tag, memory_order_relaxed) != tag) {
 		bp_unpin(p, f); /* wakes an unpin waiter, as any unpin */
 		return 1;
 	}
@@ -242,14 +242,14 @@ struct bp_frame *bp_pt_find(struct bp_file *file, uint64_t tag)
 	return find_fast(file->pool, file, tag);
 }
 
-int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
+int bp_pt_lookup_pin(struct bp_pool *p, uint64_t tag, struct bp_frame **out)
 {
-	if (lookup_pin_fast(p, pageno, out) == 0)
+	if (lookup_pin_fast(p, tag, out) == 0)
 		return 0;
-	uint64_t b = bp_hash_bucket(p, pageno);
+	uint64_t b = bp_hash_bucket(p, tag);
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
 	pthread_rwlock_rdlock(&part->lock);
-	struct bp_frame *f = chain_find(p, b, pageno);
+	struct bp_frame *f = chain_find(p, b, tag);
 	int r = f ? pin_found(f) : -ENOENT;
 	pthread_rwlock_unlock(&part->lock);
 	if (r == 0)
@@ -257,26 +257,26 @@ int bp_pt_lookup_pin(struct bp_pool *p, uint64_t pageno, struct bp_frame **out)
 	return r;
 }
 
-bool bp_pt_contains(struct bp_pool *p, uint64_t pageno)
+bool bp_pt_contains(struct bp_pool *p, uint64_t tag)
 {
-	uint64_t b = bp_hash_bucket(p, pageno);
+	uint64_t b = bp_hash_bucket(p, tag);
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
 	pthread_rwlock_rdlock(&part->lock);
-	bool found = chain_find(p, b, pageno) != NULL;
+	bool found = chain_find(p, b, tag) != NULL;
 	pthread_rwlock_unlock(&part->lock);
 	return found;
 }
 
-int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
+int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t tag,
 			struct bp_frame **found)
 {
-	uint64_t b = bp_hash_bucket(p, pageno);
+	uint64_t b = bp_hash_bucket(p, tag);
 	struct bp_partition *part = &p->parts[b & (p->npart - 1)];
 	/* The map's chunk is made before the lock (a pool mutex is a leaf:
 	 * no allocation under it). */
-	_Atomic uint32_t *e = bp_pt_map_entry(bp_file_of(p, pageno), bp_tag_page(pageno), true);
+	_Atomic uint32_t *e = bp_pt_map_entry(bp_file_of(p, tag), bp_tag_page(tag), true);
 	pthread_rwlock_wrlock(&part->lock);
-	struct bp_frame *g = chain_find(p, b, pageno);
+	struct bp_frame *g = chain_find(p, b, tag);
 	int r = 0;
 	if (g) {
 		r = pin_found(g);
@@ -285,7 +285,7 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 			r = 1;
 		}
 	} else {
-		atomic_store_explicit(&f->pageno, pageno, memory_order_relaxed);
+		atomic_store_explicit(&f->tag, tag, memory_order_relaxed);
 		/* A new page: no LSN yet (the frame was clean to be taken). */
 		atomic_store_explicit(&f->lsn, 0, memory_order_relaxed);
 		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
@@ -304,18 +304,18 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t pageno,
 	return r;
 }
 
-void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t pageno)
+void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 {
 	debug_assert_held_excl(&bp_part_of(p, pageno)->lock); /* internal.h: write lock held */
 	/* Only our own entry: the map may lack it (no chunk when inserted),
 	 * never name another frame for this page (one insert at a time, under
 	 * this lock). */
-	_Atomic uint32_t *e = bp_pt_map_entry(bp_file_of(p, pageno), bp_tag_page(pageno), false);
+	_Atomic uint32_t *e = bp_pt_map_entry(bp_file_of(p, tag), bp_tag_page(tag), false);
 	/* Relaxed: under the lock, as the chain's links; lookups without it
 	 * check the tag of what an entry names. */
 	if (e && atomic_load_explicit(e, memory_order_relaxed) == f->index + 1)
 		atomic_store_explicit(e, 0, memory_order_relaxed);
-	uint64_t b = bp_hash_bucket(p, pageno);
+	uint64_t b = bp_hash_bucket(p, tag);
 	_Atomic uint32_t *link = &p->heads[b];
 	for (;;) {
 		uint32_t i = atomic_load_explicit(link, memory_order_relaxed);

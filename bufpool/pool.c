@@ -118,7 +118,7 @@ static int alloc_memory(struct bp_pool *p)
 		atomic_init(&f->state, 0);
 		atomic_init(&f->io_err, 0);
 		atomic_init(&f->latch, 0);
-		atomic_init(&f->pageno, BP_NO_PAGE);
+		atomic_init(&f->tag, BP_NO_PAGE);
 		atomic_init(&f->wait_ns, 0);
 		atomic_init(&f->version, 0);
 		atomic_init(&f->hash_next, BP_NONE_IDX);

@@ -92,7 +92,7 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	for (uint32_t i = 0; i < pool->nframes; i++) {
 		struct bp_frame *f = &pool->frames[i];
 		uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
-		if (atomic_load_explicit(&f->pageno, memory_order_relaxed) != BP_NO_PAGE)
+		if (atomic_load_explicit(&f->tag, memory_order_relaxed) != BP_NO_PAGE)
 			out->frames_mapped++;
 		out->frames_pinned += bp_pins(s) != 0;
 		out->frames_dirty += (s & BP_F_DIRTY) != 0;
@@ -132,7 +132,7 @@ static void frame_info(struct bp_frame *f, struct bp_frame_info *info)
 {
 	uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	info->frame = f->index;
-	uint64_t tag = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
 	info->pageno = tag == BP_NO_PAGE ? tag : bp_tag_page(tag);
 	info->file = tag == BP_NO_PAGE ? 0 : bp_tag_file(tag);
 	info->flags = s & BP_FLAGS_MASK;
@@ -189,14 +189,17 @@ int bp_frames_hottest(struct bp_pool *pool, struct bp_frame_info *out, size_t n)
 
 int bp_flags_format(uint32_t flags, char *buf, size_t len)
 {
-	static const char *const names[] = { "LOCKED", "WRITEBACK", "DIRTY", "UPTODATE",
-					     "ERROR", "REFERENCED" };
+	/* Indexed by bit (bufpool.h's table), printed lowest bit first;
+	 * reserved bits have no name and are not printed. */
+#define BP_STATE_NAME_(name, bit, kind) [bit] = #name,
+	static const char *const names[BP_PIN_SHIFT] = { BP_STATE_BITS(BP_STATE_NAME_) };
+#undef BP_STATE_NAME_
 	if (!buf || !len)
 		return -EINVAL;
 	size_t pos = 0;
 	buf[0] = '\0';
-	for (unsigned b = 0; b < sizeof(names) / sizeof(names[0]); b++) {
-		if (!(flags & (1u << b)))
+	for (unsigned b = 0; b < BP_PIN_SHIFT; b++) {
+		if (!(flags & (1u << b)) || !names[b])
 			continue;
 		int n = snprintf(buf + pos, len - pos, "%s%s", pos ? "|" : "", names[b]);
 		if (n < 0)

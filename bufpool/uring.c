@@ -126,8 +126,8 @@ static void prep_rw(struct bp_uring *u, struct bp_io_req *r)
 		submit_sqes(u);
 	struct io_uring_sqe *sqe = get_sqe(u);
 	struct bp_pool *p = u->p;
-	int fd = bp_file_of(p, r->pageno)->fd;
-	uint64_t off = bp_tag_page(r->pageno) << p->page_shift;
+	int fd = bp_file_of(p, r->tag)->fd;
+	uint64_t off = bp_tag_page(r->tag) << p->page_shift;
 	if (r->run_len > 1) {
 		struct iovec *iov = &u->iov[u->niov];
 		unsigned k = 0;

@@ -59,7 +59,7 @@ int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mo
 			break;
 		}
 	}
-	uint64_t pageno = atomic_load_explicit(&f->pageno, memory_order_relaxed);
+	uint64_t tag = atomic_load_explicit(&f->tag, memory_order_relaxed);
 	bp_unlatch_shared_internal(p, f);
 	CHAOS_POINT("writeback.c:bp_start_writeback:before_unpin");
 	/* WRITEBACK now keeps the frame from eviction; the pin can go. */
@@ -67,7 +67,7 @@ int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mo
 	if (!started)
 		return 0;
 	CHAOS_POINT("writeback.c:bp_start_writeback:before_submit");
-	bp_io_submit(p, f, BP_IO_WRITE, pageno);
+	bp_io_submit(p, f, BP_IO_WRITE, tag);
 	return 1;
 }
 

@@ -11,6 +11,7 @@
 #ifndef TESTS_BUFPOOL_BP_HELPERS_H
 #define TESTS_BUFPOOL_BP_HELPERS_H
 
+#include <check.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,6 +20,23 @@
 #include "bufpool/bufpool.h"
 
 #define BT_DEADLINE_MS 30000u
+
+/* Checks for loop tests (tcase_add_loop_test): as ck_assert, the
+ * ck_assert_int/uint comparisons and ck_assert_ptr_eq/ne, with a message
+ * that begins with the variant's name v, so that a failure says which
+ * variant failed and not only Check's loop index.  OP is the comparison
+ * (==, !=, <, <=, >, >=).  Each operand is evaluated once. */
+#define bt_check_v(v, E) ck_assert_msg((E), "%s: assertion '%s' failed", (v), #E)
+#define bt_cmp_v(v, T, FMT, X, OP, Y)                                                  \
+	do {                                                                           \
+		T bt_x_ = (X);                                                         \
+		T bt_y_ = (Y);                                                         \
+		ck_assert_msg(bt_x_ OP bt_y_, "%s: assertion '%s " #OP " %s' failed: "  \
+			      FMT ", " FMT, (v), #X, #Y, bt_x_, bt_y_);                \
+	} while (0)
+#define bt_int_v(v, X, OP, Y) bt_cmp_v(v, intmax_t, "%jd", X, OP, Y)
+#define bt_uint_v(v, X, OP, Y) bt_cmp_v(v, uintmax_t, "%ju", X, OP, Y)
+#define bt_ptr_v(v, X, OP, Y) bt_cmp_v(v, const void *, "%p", X, OP, Y)
 
 struct bt_dir {
 	char path[128];

@@ -138,6 +138,9 @@ enum race_variant {
  * on it: LOST WRITE"). */
 START_TEST(new_page_never_zeroes_a_written_page)
 {
+	static const char *const names[RACE_VARIANTS] = { "get the published number",
+							   "create at the count", "failed claim" };
+	const char *variant = names[_i];
 	enum race_variant v = (enum race_variant)_i;
 	struct bp_pool *p = pool_with_pages(4, 4, true);
 	/* The failed-claim form needs the read to outlast A's untimed claim
@@ -145,72 +148,72 @@ START_TEST(new_page_never_zeroes_a_written_page)
 	struct bp_fault slow = { .op = BP_FAULT_READ, .kind = BP_FAULT_SLOW,
 				 .delay_us = v == RACE_FAILED_CLAIM ? 3000000 : 300000,
 				 .page_first = 2, .page_count = 1, .count = 1 };
-	ck_assert_int_eq(bp_fault_set(p, &slow), 0);
+	bt_int_v(variant, bp_fault_set(p, &slow), ==, 0);
 	/* Pages 0 and 1 in sequence read page 2 ahead (slowly); 3 fills the
 	 * last frame.  Frames: 0, 1, 3 pinned; 2 LOCKED by its read. */
 	struct bp_frame *pinned[3];
-	ck_assert_int_eq(bp_get(p, 0, 0, &pinned[0]), 0);
-	ck_assert_int_eq(bp_get(p, 1, 0, &pinned[1]), 0);
+	bt_int_v(variant, bp_get(p, 0, 0, &pinned[0]), ==, 0);
+	bt_int_v(variant, bp_get(p, 1, 0, &pinned[1]), ==, 0);
 	struct creator a = { .p = p, .rc = -1 };
 	struct race_view view = { p, &a };
-	ck_assert(th_poll(frame_locked, &view, BT_DEADLINE_MS));
-	ck_assert_int_eq(bp_get(p, 3, 0, &pinned[2]), 0);
+	bt_check_v(variant, th_poll(frame_locked, &view, BT_DEADLINE_MS));
+	bt_int_v(variant, bp_get(p, 3, 0, &pinned[2]), ==, 0);
 	pthread_t ta;
 	th_spawn(&ta, creator_fn, &a);
 
 	bool wrote = false;
 	if (v == RACE_CREATE_AT_COUNT) {
 		/* A is parked on the read in flight, waiting for the frame. */
-		ck_assert(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
+		bt_check_v(variant, th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
 	} else {
-		ck_assert(th_poll(count_grew_or_done, &view, BT_DEADLINE_MS));
+		bt_check_v(variant, th_poll(count_grew_or_done, &view, BT_DEADLINE_MS));
 	}
 	if (v == RACE_CREATE_AT_COUNT || bp_page_count(p) > 4) {
 		struct bp_frame *f;
-		ck_assert_int_eq(bp_release(p, pinned[0]), 0);
-		ck_assert_int_eq(bp_get(p, 4, v == RACE_CREATE_AT_COUNT ? BP_GET_CREATE : 0, &f), 0);
+		bt_int_v(variant, bp_release(p, pinned[0]), ==, 0);
+		bt_int_v(variant, bp_get(p, 4, v == RACE_CREATE_AT_COUNT ? BP_GET_CREATE : 0, &f), ==, 0);
 		write_page(p, f, 7);
-		ck_assert_int_eq(bp_release(p, f), 0);
+		bt_int_v(variant, bp_release(p, f), ==, 0);
 		wrote = true;
 		int e = bp_evict_page(p, 4);
-		ck_assert_msg(e == 0 || e == -EBUSY, "bp_evict_page: %d", e);
+		ck_assert_msg(e == 0 || e == -EBUSY, "%s: bp_evict_page: %d", variant, e);
 		/* The failed claim: keep every frame taken, so A's claim
 		 * still finds none. */
 		if (v == RACE_FAILED_CLAIM)
-			ck_assert_int_eq(bp_get(p, 0, 0, &pinned[0]), 0);
+			bt_int_v(variant, bp_get(p, 0, 0, &pinned[0]), ==, 0);
 		else
 			pinned[0] = NULL;
 	}
 	th_join_all(&ta, 1, BT_DEADLINE_MS, "creator", bp_fwait_table(p));
 	if (v == RACE_FAILED_CLAIM) {
-		ck_assert_int_eq(a.rc, -EBUSY);
+		bt_int_v(variant, a.rc, ==, -EBUSY);
 		/* Nothing to give back: page 4 stays below the count. */
-		ck_assert_uint_eq(bp_page_count(p), wrote ? 5 : 4);
+		bt_uint_v(variant, bp_page_count(p), ==, wrote ? 5 : 4);
 	} else {
-		ck_assert_int_eq(a.rc, 0);
+		bt_int_v(variant, a.rc, ==, 0);
 		/* Zeros, or main's own write of that very page (which must
 		 * then survive: check_file_page below); never anything else. */
 		ck_assert_msg(a.was_zero || (wrote && a.pageno == 4 && a.was_mains),
-			      "new page %llu is neither zeros nor main's write",
+			      "%s: new page %llu is neither zeros nor main's write", variant,
 			      (unsigned long long)a.pageno);
 	}
 	for (unsigned i = 0; i < 3; i++)
 		if (pinned[i])
-			ck_assert_int_eq(bp_release(p, pinned[i]), 0);
+			bt_int_v(variant, bp_release(p, pinned[i]), ==, 0);
 	/* Let the slow readahead finish before closing. */
 	struct bp_frame *f2;
-	ck_assert_int_eq(bp_get(p, 2, 0, &f2), 0);
-	ck_assert_int_eq(bp_release(p, f2), 0);
+	bt_int_v(variant, bp_get(p, 2, 0, &f2), ==, 0);
+	bt_int_v(variant, bp_release(p, f2), ==, 0);
 	if (v == RACE_FAILED_CLAIM) {
 		/* The next new page is a new number, not page 4 again. */
 		uint64_t pg;
 		struct bp_frame *f;
-		ck_assert_int_eq(bp_new_page(p, &pg, &f), 0);
-		ck_assert(is_zero(bp_data(f), bp_page_size(p)));
-		ck_assert_uint_eq(pg, wrote ? 5 : 4);
-		ck_assert_int_eq(bp_release(p, f), 0);
+		bt_int_v(variant, bp_new_page(p, &pg, &f), ==, 0);
+		bt_check_v(variant, is_zero(bp_data(f), bp_page_size(p)));
+		bt_uint_v(variant, pg, ==, wrote ? 5 : 4);
+		bt_int_v(variant, bp_release(p, f), ==, 0);
 	}
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_int_v(variant, bp_close(p), ==, 0);
 	if (wrote)
 		check_file_page(4, 7);
 }
@@ -293,27 +296,28 @@ END_TEST
  * born latched and the old holder could write into it). */
 START_TEST(released_while_latched_is_never_reused)
 {
+	const char *variant = _i ? "exclusive" : "shared";
 	enum bp_latch_mode mode = _i ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED;
 	struct bp_pool *p = pool_with_pages(2, 8, false);
 	struct bp_frame *f, *g;
-	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
-	ck_assert_int_eq(bp_latch(p, f, mode), 0);
-	ck_assert_int_eq(bp_release(p, f), 0); /* the misuse */
-	ck_assert_int_eq(bp_evict_page(p, 0), -EBUSY);
+	bt_int_v(variant, bp_get(p, 0, 0, &f), ==, 0);
+	bt_int_v(variant, bp_latch(p, f, mode), ==, 0);
+	bt_int_v(variant, bp_release(p, f), ==, 0); /* the misuse */
+	bt_int_v(variant, bp_evict_page(p, 0), ==, -EBUSY);
 	/* Clock pressure: every other page passes through the other frame. */
 	for (uint64_t round = 0; round < 4; round++) {
 		for (uint64_t pg = 1; pg < 8; pg++) {
-			ck_assert_int_eq(bp_get(p, pg, 0, &g), 0);
-			ck_assert_ptr_ne(g, f);
-			ck_assert_int_eq(bp_release(p, g), 0);
+			bt_int_v(variant, bp_get(p, pg, 0, &g), ==, 0);
+			bt_ptr_v(variant, g, !=, f);
+			bt_int_v(variant, bp_release(p, g), ==, 0);
 		}
 	}
-	ck_assert_int_eq(bp_evict_all(p), 1); /* the other frame only */
-	ck_assert_uint_eq(bp_frame_pageno(f), 0);
+	bt_int_v(variant, bp_evict_all(p), ==, 1); /* the other frame only */
+	bt_uint_v(variant, bp_frame_pageno(f), ==, 0);
 	/* Once unlatched, the frame is an ordinary clean page again. */
-	ck_assert_int_eq(bp_unlatch(p, f, mode), 0);
-	ck_assert_int_eq(bp_evict_page(p, 0), 0);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_int_v(variant, bp_unlatch(p, f, mode), ==, 0);
+	bt_int_v(variant, bp_evict_page(p, 0), ==, 0);
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 

@@ -180,7 +180,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-	Suite *s = suite_create("bufpool counters");
+	Suite *s = suite_create("bufpool account");
 	TCase *tc = tcase_create("account");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);

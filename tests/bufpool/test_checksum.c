@@ -108,6 +108,9 @@ enum damage { FLIP_BYTE, MOVED_PAGE, TORN_WRITE, BAD_TRAILER, NDAMAGE };
 
 START_TEST(damaged_page_is_ebadmsg_and_never_cached)
 {
+	static const char *const names[NDAMAGE] = { "flipped byte", "moved page", "torn write",
+						     "bad trailer" };
+	const char *variant = names[_i];
 	make_sum_file(4, 1);
 	unsigned char good[PS], bad[PS];
 	file_rw(false, good, PS, 2 * PS);
@@ -133,20 +136,20 @@ START_TEST(damaged_page_is_ebadmsg_and_never_cached)
 
 	struct bp_config c = sum_config();
 	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
-	ck_assert_int_eq(get_rc(p, 2), -EBADMSG);
-	ck_assert_int_eq(get_rc(p, 2), -EBADMSG); /* read again, not cached */
-	ck_assert_uint_eq(checksum_errors(p), 2);
-	ck_assert_int_eq(get_rc(p, 1), 0);        /* the others are fine */
-	ck_assert_int_eq(get_rc(p, 3), 0);
+	bt_int_v(variant, bp_open(&p, &c), ==, 0);
+	bt_int_v(variant, get_rc(p, 2), ==, -EBADMSG);
+	bt_int_v(variant, get_rc(p, 2), ==, -EBADMSG); /* read again, not cached */
+	bt_uint_v(variant, checksum_errors(p), ==, 2);
+	bt_int_v(variant, get_rc(p, 1), ==, 0);        /* the others are fine */
+	bt_int_v(variant, get_rc(p, 3), ==, 0);
 	/* Repaired on disk: the next bp_get reads the good page. */
 	file_rw(true, good, PS, 2 * PS);
 	struct bp_frame *f;
-	ck_assert_int_eq(bp_get(p, 2, 0, &f), 0);
-	ck_assert(bt_check(bp_data(f), bp_data_size(p), 2, 1));
-	ck_assert_int_eq(bp_release(p, f), 0);
-	ck_assert_uint_eq(checksum_errors(p), 2);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_int_v(variant, bp_get(p, 2, 0, &f), ==, 0);
+	bt_check_v(variant, bt_check(bp_data(f), bp_data_size(p), 2, 1));
+	bt_int_v(variant, bp_release(p, f), ==, 0);
+	bt_uint_v(variant, checksum_errors(p), ==, 2);
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 

@@ -93,7 +93,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-	Suite *s = suite_create("bufpool claim race");
+	Suite *s = suite_create("bufpool claim_race");
 	TCase *tc = tcase_create("claim");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -132,19 +132,20 @@ static void *pressure_fn(void *arg)
  * dirty all the time (written back by the clock first). */
 START_TEST(dirty_pages_survive_clock_pressure)
 {
+	const char *variant = _i ? "with the background writer" : "without the background writer";
 	struct bp_config c = bt_config(&dir, 8, _i == 1);
 	c.writer_interval_ms = 2;
 	c.flags |= BP_OPEN_TRUNCATE;
 	static struct pressure pr;
 	memset(&pr, 0, sizeof(pr));
 	pr.iters = th_scaled(400, 80);
-	ck_assert_int_eq(bp_open(&pr.pool, &c), 0);
+	bt_int_v(variant, bp_open(&pr.pool, &c), ==, 0);
 	for (unsigned i = 0; i < PR_PAGES; i++) {
 		uint64_t pg;
 		struct bp_frame *f;
-		ck_assert_int_eq(bp_new_page(pr.pool, &pg, &f), 0);
+		bt_int_v(variant, bp_new_page(pr.pool, &pg, &f), ==, 0);
 		bt_fill(bp_data(f), bp_page_size(pr.pool), pg, 0);
-		ck_assert_int_eq(bp_release(pr.pool, f), 0);
+		bt_int_v(variant, bp_release(pr.pool, f), ==, 0);
 	}
 	enum { N = 6 };
 	struct pr_worker w[N];
@@ -154,23 +155,23 @@ START_TEST(dirty_pages_survive_clock_pressure)
 		th_spawn(&tids[i], pressure_fn, &w[i]);
 	}
 	th_join_all(tids, N, BT_DEADLINE_MS, "pressure workers", NULL);
-	ck_assert_uint_eq(atomic_load(&pr.errors), 0);
-	ck_assert_uint_eq(atomic_load(&pr.bad), 0);
+	bt_uint_v(variant, atomic_load(&pr.errors), ==, 0);
+	bt_uint_v(variant, atomic_load(&pr.bad), ==, 0);
 	struct bp_stats s;
-	ck_assert_int_eq(bp_stats_get(pr.pool, &s), 0);
-	ck_assert_uint_gt(s.evictions, 0);
-	ck_assert_uint_gt(s.writes, 0);
-	ck_assert_uint_eq(s.frames_locked, 0);
-	ck_assert_int_eq(bp_close(pr.pool), 0);
+	bt_int_v(variant, bp_stats_get(pr.pool, &s), ==, 0);
+	bt_uint_v(variant, s.evictions, >, 0);
+	bt_uint_v(variant, s.writes, >, 0);
+	bt_uint_v(variant, s.frames_locked, ==, 0);
+	bt_int_v(variant, bp_close(pr.pool), ==, 0);
 	c.flags &= ~BP_OPEN_TRUNCATE;
-	ck_assert_int_eq(bp_open(&pr.pool, &c), 0);
+	bt_int_v(variant, bp_open(&pr.pool, &c), ==, 0);
 	for (uint64_t pg = 0; pg < PR_PAGES; pg++) {
 		struct bp_frame *f;
-		ck_assert_int_eq(bp_get(pr.pool, pg, 0, &f), 0);
-		ck_assert(bt_check(bp_data(f), bp_page_size(pr.pool), pg, pr.version[pg]));
-		ck_assert_int_eq(bp_release(pr.pool, f), 0);
+		bt_int_v(variant, bp_get(pr.pool, pg, 0, &f), ==, 0);
+		bt_check_v(variant, bt_check(bp_data(f), bp_page_size(pr.pool), pg, pr.version[pg]));
+		bt_int_v(variant, bp_release(pr.pool, f), ==, 0);
 	}
-	ck_assert_int_eq(bp_close(pr.pool), 0);
+	bt_int_v(variant, bp_close(pr.pool), ==, 0);
 }
 END_TEST
 
@@ -341,18 +342,19 @@ static void *self_latch_fn(void *arg)
  * join turns that into a failure. */
 START_TEST(evict_latched_by_caller_is_ebusy)
 {
+	const char *variant = _i == 0 ? "exclusive" : "shared";
 	struct bp_config c = bt_config(&dir, 4, false);
 	struct self_latch t = { NULL, _i == 0 ? BP_LATCH_EXCLUSIVE : BP_LATCH_SHARED, -1, -1, 0 };
-	ck_assert_int_eq(bp_open(&t.pool, &c), 0);
+	bt_int_v(variant, bp_open(&t.pool, &c), ==, 0);
 	pthread_t tid;
 	th_spawn(&tid, self_latch_fn, &t);
 	th_join_all(&tid, 1, 5000, "bp_evict_page by the latch holder", bp_fwait_table(t.pool));
-	ck_assert_int_eq(t.rc_latch, 0);
-	ck_assert_int_eq(t.rc_evict, -EBUSY);
-	ck_assert_uint_ne(t.flags_after & BP_F_DIRTY, 0);
-	ck_assert_uint_eq(t.flags_after & BP_F_WRITEBACK, 0);
-	ck_assert_int_eq(bp_evict_page(t.pool, 0), 0);
-	ck_assert_int_eq(bp_close(t.pool), 0);
+	bt_int_v(variant, t.rc_latch, ==, 0);
+	bt_int_v(variant, t.rc_evict, ==, -EBUSY);
+	bt_uint_v(variant, t.flags_after & BP_F_DIRTY, !=, 0);
+	bt_uint_v(variant, t.flags_after & BP_F_WRITEBACK, ==, 0);
+	bt_int_v(variant, bp_evict_page(t.pool, 0), ==, 0);
+	bt_int_v(variant, bp_close(t.pool), ==, 0);
 }
 END_TEST
 

@@ -195,6 +195,8 @@ END_TEST
  * data is in the file after reopen. */
 START_TEST(write_error_keeps_pages_dirty)
 {
+	static const char *const names[] = { "EIO", "ENOSPC", "short write" };
+	const char *variant = names[_i];
 	const struct { enum bp_fault_kind kind; int err; int expect; } cases[] = {
 		{ BP_FAULT_FAIL, 0, -EIO },
 		{ BP_FAULT_FAIL, ENOSPC, -ENOSPC },
@@ -204,32 +206,32 @@ START_TEST(write_error_keeps_pages_dirty)
 	bt_make_file(&dir, 4, 1);
 	struct bp_config c = bt_config(&dir, 8, false);
 	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	bt_int_v(variant, bp_open(&p, &c), ==, 0);
 	for (uint64_t pg = 0; pg < 4; pg++) {
 		struct bp_frame *f;
-		ck_assert_int_eq(bp_get(p, pg, 0, &f), 0);
-		ck_assert_int_eq(bp_latch(p, f, BP_LATCH_EXCLUSIVE), 0);
+		bt_int_v(variant, bp_get(p, pg, 0, &f), ==, 0);
+		bt_int_v(variant, bp_latch(p, f, BP_LATCH_EXCLUSIVE), ==, 0);
 		bt_fill(bp_data(f), bp_page_size(p), pg, 2);
-		ck_assert_int_eq(bp_mark_dirty(p, f), 0);
-		ck_assert_int_eq(bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), 0);
-		ck_assert_int_eq(bp_release(p, f), 0);
+		bt_int_v(variant, bp_mark_dirty(p, f), ==, 0);
+		bt_int_v(variant, bp_unlatch(p, f, BP_LATCH_EXCLUSIVE), ==, 0);
+		bt_int_v(variant, bp_release(p, f), ==, 0);
 	}
 	struct bp_fault fa = { .op = BP_FAULT_WRITE, .kind = cases[i].kind, .err = cases[i].err };
-	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
-	ck_assert_int_eq(bp_flush(p), cases[i].expect);
+	bt_int_v(variant, bp_fault_set(p, &fa), ==, 0);
+	bt_int_v(variant, bp_flush(p), ==, cases[i].expect);
 	assert_no_io_bits(p);
 	struct bp_stats s;
-	ck_assert_int_eq(bp_stats_get(p, &s), 0);
-	ck_assert_uint_eq(s.frames_dirty, 4);
-	ck_assert_uint_eq(s.write_errors, 4);
+	bt_int_v(variant, bp_stats_get(p, &s), ==, 0);
+	bt_uint_v(variant, s.frames_dirty, ==, 4);
+	bt_uint_v(variant, s.write_errors, ==, 4);
 	/* a dirty page whose write fails cannot be evicted */
-	ck_assert_int_eq(bp_evict_page(p, 0), cases[i].expect);
-	ck_assert_int_eq(bp_evict_all(p), cases[i].expect);
-	ck_assert_int_eq(bp_fault_clear(p), 0);
-	ck_assert_int_eq(bp_flush(p), 0);
-	ck_assert_int_eq(bp_stats_get(p, &s), 0);
-	ck_assert_uint_eq(s.frames_dirty, 0);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_int_v(variant, bp_evict_page(p, 0), ==, cases[i].expect);
+	bt_int_v(variant, bp_evict_all(p), ==, cases[i].expect);
+	bt_int_v(variant, bp_fault_clear(p), ==, 0);
+	bt_int_v(variant, bp_flush(p), ==, 0);
+	bt_int_v(variant, bp_stats_get(p, &s), ==, 0);
+	bt_uint_v(variant, s.frames_dirty, ==, 0);
+	bt_int_v(variant, bp_close(p), ==, 0);
 	expect_file(4, 2);
 }
 END_TEST
@@ -509,6 +511,7 @@ static char *file_bytes(const char *path, size_t *len)
  * is gone, the close succeeds and the file is unchanged byte for byte. */
 START_TEST(overwrite_after_failed_read_of_read_only_file_is_erofs)
 {
+	const char *variant = _i == 0 ? "read-only pool" : "read-only bp_file";
 	enum { NPG = 4, PG = 2 };
 	bool ro_pool = _i == 0;
 	struct bt_dir other;
@@ -522,31 +525,31 @@ START_TEST(overwrite_after_failed_read_of_read_only_file_is_erofs)
 	if (ro_pool)
 		c.flags = (c.flags & ~(unsigned)BP_OPEN_CREATE) | BP_OPEN_READONLY;
 	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	bt_int_v(variant, bp_open(&p, &c), ==, 0);
 	struct bp_file *file = bp_pool_file(p);
 	if (!ro_pool)
-		ck_assert_int_eq(bp_file_open(&file, p, other.file, BP_OPEN_READONLY), 0);
+		bt_int_v(variant, bp_file_open(&file, p, other.file, BP_OPEN_READONLY), ==, 0);
 	struct bp_fault fa = { .op = BP_FAULT_READ, .kind = BP_FAULT_FAIL, .err = EIO,
 			       .count = 1 };
-	ck_assert_int_eq(bp_fault_set(p, &fa), 0);
+	bt_int_v(variant, bp_fault_set(p, &fa), ==, 0);
 	struct bp_frame *f;
-	ck_assert_int_eq(bp_file_get(file, PG, 0, &f), -EIO); /* resident, in ERROR */
-	ck_assert_int_eq(bp_file_get(file, PG, BP_GET_OVERWRITE, &f), -EROFS);
-	ck_assert_int_eq(bp_file_get(file, PG + 1, BP_GET_OVERWRITE, &f), -EROFS); /* absent */
+	bt_int_v(variant, bp_file_get(file, PG, 0, &f), ==, -EIO); /* resident, in ERROR */
+	bt_int_v(variant, bp_file_get(file, PG, BP_GET_OVERWRITE, &f), ==, -EROFS);
+	bt_int_v(variant, bp_file_get(file, PG + 1, BP_GET_OVERWRITE, &f), ==, -EROFS); /* absent */
 	struct bp_stats s;
-	ck_assert_int_eq(bp_stats_get(p, &s), 0);
-	ck_assert_uint_eq(s.frames_dirty, 0);
-	ck_assert_int_eq(bp_flush(p), 0);
-	ck_assert_int_eq(bp_file_get(file, PG, 0, &f), 0); /* the fault fired once */
-	ck_assert(bt_check(bp_data(f), bp_page_size(p), PG, 1));
-	ck_assert_int_eq(bp_release(p, f), 0);
+	bt_int_v(variant, bp_stats_get(p, &s), ==, 0);
+	bt_uint_v(variant, s.frames_dirty, ==, 0);
+	bt_int_v(variant, bp_flush(p), ==, 0);
+	bt_int_v(variant, bp_file_get(file, PG, 0, &f), ==, 0); /* the fault fired once */
+	bt_check_v(variant, bt_check(bp_data(f), bp_page_size(p), PG, 1));
+	bt_int_v(variant, bp_release(p, f), ==, 0);
 	if (!ro_pool)
-		ck_assert_int_eq(bp_file_close(file), 0);
-	ck_assert_int_eq(bp_close(p), 0);
+		bt_int_v(variant, bp_file_close(file), ==, 0);
+	bt_int_v(variant, bp_close(p), ==, 0);
 
 	char *after = file_bytes(ro_dir->file, &len1);
-	ck_assert_uint_eq(len1, len0);
-	ck_assert_msg(memcmp(before, after, len0) == 0, "the read-only file was written");
+	bt_uint_v(variant, len1, ==, len0);
+	ck_assert_msg(memcmp(before, after, len0) == 0, "%s: the read-only file was written", variant);
 	free(before);
 	free(after);
 	bt_dir_remove(&other);

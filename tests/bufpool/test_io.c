@@ -277,12 +277,15 @@ static void *far_get_fn(void *arg)
  * -EBUSY at its first deadline check, after the first wait. */
 START_TEST(far_deadline_keeps_waiting)
 {
+	static const char *const names[] = { "18446744074 s", "2^62 s",
+					     "fwait_deadline_after_ns(UINT64_MAX)" };
+	const char *variant = names[_i];
 	struct bp_config c = bt_config(&dir, 4, false);
 	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	bt_int_v(variant, bp_open(&p, &c), ==, 0);
 	struct bp_frame *f[4];
 	for (unsigned i = 0; i < 4; i++)
-		ck_assert_int_eq(bp_get(p, i, BP_GET_CREATE, &f[i]), 0);
+		bt_int_v(variant, bp_get(p, i, BP_GET_CREATE, &f[i]), ==, 0);
 	const struct timespec far[] = {
 		{ .tv_sec = 18446744074, .tv_nsec = 0 },
 		{ .tv_sec = (time_t)1 << 62, .tv_nsec = 0 },
@@ -292,17 +295,17 @@ START_TEST(far_deadline_keeps_waiting)
 	struct far_get g = { p, far[_i], &released, 1, false, NULL };
 	pthread_t tid;
 	th_spawn(&tid, far_get_fn, &g);
-	ck_assert(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
+	bt_check_v(variant, th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
 	atomic_store(&released, true);
-	ck_assert_int_eq(bp_release(p, f[0]), 0);
+	bt_int_v(variant, bp_release(p, f[0]), ==, 0);
 	th_join_all(&tid, 1, BT_DEADLINE_MS, "a getter with a far deadline", bp_fwait_table(p));
-	ck_assert_int_eq(g.rc, 0);
-	ck_assert(g.saw_release);
-	ck_assert_uint_eq(bp_frame_pageno(g.frame), 6);
-	ck_assert_int_eq(bp_release(p, g.frame), 0);
+	bt_int_v(variant, g.rc, ==, 0);
+	bt_check_v(variant, g.saw_release);
+	bt_uint_v(variant, bp_frame_pageno(g.frame), ==, 6);
+	bt_int_v(variant, bp_release(p, g.frame), ==, 0);
 	for (unsigned i = 1; i < 4; i++)
-		ck_assert_int_eq(bp_release(p, f[i]), 0);
-	ck_assert_int_eq(bp_close(p), 0);
+		bt_int_v(variant, bp_release(p, f[i]), ==, 0);
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 

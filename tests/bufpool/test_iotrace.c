@@ -110,36 +110,37 @@ static long last(enum bp_io_trace_op op)
  * that covers it, which reports success. */
 START_TEST(events_match_the_file)
 {
+	const char *variant = _i == 1 ? "with checksums" : "without checksums";
 	bool checksums = _i == 1;
 	struct bp_pool *p = open_traced(checksums ? BP_OPEN_CHECKSUMS : 0);
-	ck_assert_uint_ge(rec.n, 1);
-	ck_assert_int_eq(rec.ev[0].op, BP_IO_TRACE_OPEN);
-	ck_assert_uint_eq(rec.ev[0].flags, BP_IO_TRACE_CREAT | BP_IO_TRACE_TRUNC);
+	bt_uint_v(variant, rec.n, >=, 1);
+	bt_int_v(variant, rec.ev[0].op, ==, BP_IO_TRACE_OPEN);
+	bt_uint_v(variant, rec.ev[0].flags, ==, BP_IO_TRACE_CREAT | BP_IO_TRACE_TRUNC);
 	write_pages(p, 5, 1);
-	ck_assert_int_eq(bp_flush(p), 0);
+	bt_int_v(variant, bp_flush(p), ==, 0);
 	pthread_mutex_lock(&rec.mu);
 	long begin = last(BP_IO_TRACE_SYNC_BEGIN), end = last(BP_IO_TRACE_SYNC_END);
-	ck_assert(begin > 0 && end == begin + 1);
-	ck_assert_int_eq(rec.ev[end].result, 0);
+	bt_check_v(variant, begin > 0 && end == begin + 1);
+	bt_int_v(variant, rec.ev[end].result, ==, 0);
 	int fd = open(dir.file, O_RDONLY);
-	ck_assert_int_ge(fd, 0);
+	bt_int_v(variant, fd, >=, 0);
 	unsigned writes = 0;
 	unsigned char buf[PAGE];
 	for (long i = 0; i < begin; i++) {
 		if (rec.ev[i].op != BP_IO_TRACE_WRITE)
 			continue;
 		writes++;
-		ck_assert_int_eq(rec.ev[i].result, 0);
-		ck_assert_uint_eq(rec.ev[i].len, PAGE);
-		ck_assert_int_eq(pread(fd, buf, PAGE, (off_t)rec.ev[i].offset), PAGE);
+		bt_int_v(variant, rec.ev[i].result, ==, 0);
+		bt_uint_v(variant, rec.ev[i].len, ==, PAGE);
+		bt_int_v(variant, pread(fd, buf, PAGE, (off_t)rec.ev[i].offset), ==, PAGE);
 		ck_assert_msg(memcmp(buf, rec.ev[i].data, PAGE) == 0,
-			      "the write at %llu reported other bytes than the file holds",
-			      (unsigned long long)rec.ev[i].offset);
+			      "%s: the write at %llu reported other bytes than the file holds",
+			      variant, (unsigned long long)rec.ev[i].offset);
 	}
 	close(fd);
-	ck_assert_uint_eq(writes, 5);
+	bt_uint_v(variant, writes, ==, 5);
 	pthread_mutex_unlock(&rec.mu);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 

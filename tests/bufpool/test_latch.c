@@ -81,6 +81,7 @@ static void *latch_worker(void *arg)
 
 static void run_exclusion(enum fwait_policy policy, unsigned nthreads, unsigned iters)
 {
+	const char *variant = fwait_policy_name(policy);
 	struct bp_config c = bt_config(&dir, 8, true);
 	c.flags |= BP_OPEN_TRUNCATE;
 	c.writer_interval_ms = 1; /* write-back races with the writers */
@@ -88,12 +89,12 @@ static void run_exclusion(enum fwait_policy policy, unsigned nthreads, unsigned 
 	struct shared sh;
 	memset(&sh, 0, sizeof(sh));
 	sh.iters = iters;
-	ck_assert_int_eq(bp_open(&sh.pool, &c), 0);
+	bt_int_v(variant, bp_open(&sh.pool, &c), ==, 0);
 	for (unsigned i = 0; i < NPAGES; i++) {
 		uint64_t pg;
 		struct bp_frame *f;
-		ck_assert_int_eq(bp_new_page(sh.pool, &pg, &f), 0);
-		ck_assert_int_eq(bp_release(sh.pool, f), 0);
+		bt_int_v(variant, bp_new_page(sh.pool, &pg, &f), ==, 0);
+		bt_int_v(variant, bp_release(sh.pool, f), ==, 0);
 	}
 	pthread_barrier_init(&sh.start, NULL, nthreads);
 	struct worker *w = calloc(nthreads, sizeof(*w));
@@ -103,21 +104,21 @@ static void run_exclusion(enum fwait_policy policy, unsigned nthreads, unsigned 
 		th_spawn(&tids[i], latch_worker, &w[i]);
 	}
 	th_join_all(tids, nthreads, BT_DEADLINE_MS, "latch workers", NULL);
-	ck_assert_uint_eq(atomic_load(&sh.errors), 0);
-	ck_assert_msg(atomic_load(&sh.violations) == 0, "%s: %u torn updates seen",
-		      fwait_policy_name(policy), atomic_load(&sh.violations));
+	bt_uint_v(variant, atomic_load(&sh.errors), ==, 0);
+	ck_assert_msg(atomic_load(&sh.violations) == 0, "%s: %u torn updates seen", variant,
+		      atomic_load(&sh.violations));
 	for (unsigned pg = 0; pg < NPAGES; pg++) {
 		struct bp_frame *f;
-		ck_assert_int_eq(bp_get(sh.pool, pg, 0, &f), 0);
+		bt_int_v(variant, bp_get(sh.pool, pg, 0, &f), ==, 0);
 		const uint64_t *d = bp_data(f);
-		ck_assert_uint_eq(d[0], atomic_load(&sh.excl_ops[pg]));
-		ck_assert_uint_eq(d[1], d[0]);
-		ck_assert_int_eq(bp_release(sh.pool, f), 0);
+		bt_uint_v(variant, d[0], ==, atomic_load(&sh.excl_ops[pg]));
+		bt_uint_v(variant, d[1], ==, d[0]);
+		bt_int_v(variant, bp_release(sh.pool, f), ==, 0);
 	}
 	struct bp_stats st;
-	ck_assert_int_eq(bp_stats_get(sh.pool, &st), 0);
-	ck_assert_uint_eq(st.frames_pinned, 0);
-	ck_assert_int_eq(bp_close(sh.pool), 0);
+	bt_int_v(variant, bp_stats_get(sh.pool, &st), ==, 0);
+	bt_uint_v(variant, st.frames_pinned, ==, 0);
+	bt_int_v(variant, bp_close(sh.pool), ==, 0);
 	pthread_barrier_destroy(&sh.start);
 	free(w);
 	free(tids);

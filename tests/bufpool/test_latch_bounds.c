@@ -217,7 +217,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-	Suite *s = suite_create("bufpool latch bounds");
+	Suite *s = suite_create("bufpool latch_bounds");
 	TCase *tc = tcase_create("latch bounds");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -385,7 +385,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-	Suite *s = suite_create("bufpool optimistic reads");
+	Suite *s = suite_create("bufpool optread");
 	TCase *tc = tcase_create("optread");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -46,7 +46,7 @@ static void check_exact(struct bp_pool *p, uint64_t npages)
 		ck_assert_msg(resident == (f != NULL), "page %llu: resident %d, named %p",
 			      (unsigned long long)pg, resident, (void *)f);
 		if (f)
-			ck_assert_uint_eq(atomic_load(&f->pageno), bp_tag(0, pg));
+			ck_assert_uint_eq(atomic_load(&f->tag), bp_tag(0, pg));
 	}
 }
 
@@ -188,7 +188,7 @@ START_TEST(a_home_is_only_a_candidate)
 		ck_assert_int_eq(bp_release(p, g), 0);
 		/* the second time round the home holds no page */
 		ck_assert_int_eq(bp_evict_page(p, 1), round ? -ENOENT : 0);
-		ck_assert_uint_eq(atomic_load(&p->frames[1].pageno), BP_NO_PAGE);
+		ck_assert_uint_eq(atomic_load(&p->frames[1].tag), BP_NO_PAGE);
 	}
 	ck_assert_int_eq(bp_release(p, f5), 0);
 	ck_assert_int_eq(bp_close(p), 0);
@@ -226,7 +226,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-	Suite *s = suite_create("bufpool page map and home frames");
+	Suite *s = suite_create("bufpool pagemap");
 	TCase *tc = tcase_create("pagemap");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -70,22 +70,23 @@ static struct bp_stats read_all(struct bp_pool *p, uint64_t npages)
  * alike (CACHED where RWF_NOWAIT is refused: all by the engine). */
 START_TEST(cached_misses_are_read_inline)
 {
+	const char *variant = _i ? "BP_READ_CACHED" : "BP_READ_AUTO";
 	bt_make_file(&dir, NPAGES, 1);
 	struct bp_config c = bt_config(&dir, 64, false);
 	c.read_path = _i ? BP_READ_CACHED : BP_READ_AUTO;
 	bool inl = !_i || nowait_taken();
 	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	bt_int_v(variant, bp_open(&p, &c), ==, 0);
 	struct bp_stats s = read_all(p, NPAGES);
-	ck_assert_uint_eq(s.misses, NPAGES);
-	ck_assert_uint_eq(s.reads, NPAGES);
-	ck_assert_uint_eq(s.inline_reads, inl ? NPAGES : 0);
-	ck_assert_uint_eq(s.inline_read.count, s.inline_reads);
-	ck_assert_uint_eq(s.inline_blocked, 0);
-	ck_assert_uint_eq(s.read_ios, inl ? 0 : NPAGES);
+	bt_uint_v(variant, s.misses, ==, NPAGES);
+	bt_uint_v(variant, s.reads, ==, NPAGES);
+	bt_uint_v(variant, s.inline_reads, ==, inl ? NPAGES : 0);
+	bt_uint_v(variant, s.inline_read.count, ==, s.inline_reads);
+	bt_uint_v(variant, s.inline_blocked, ==, 0);
+	bt_uint_v(variant, s.read_ios, ==, inl ? 0 : NPAGES);
 	if (inl)
-		ck_assert_uint_eq(s.io_wait.count, 0); /* nobody slept on LOCKED */
-	ck_assert_int_eq(bp_close(p), 0);
+		bt_uint_v(variant, s.io_wait.count, ==, 0); /* nobody slept on LOCKED */
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 
@@ -260,6 +261,7 @@ END_TEST
  * refuses the open with -EINVAL: nothing to test there). */
 START_TEST(direct_io_reads_inline_on_auto_by_the_engine_on_cached)
 {
+	const char *variant = _i ? "BP_READ_CACHED" : "BP_READ_AUTO";
 	bt_make_file(&dir, NPAGES, 1);
 	struct bp_config c = bt_config(&dir, 64, false);
 	c.flags |= BP_OPEN_DIRECT;
@@ -268,12 +270,12 @@ START_TEST(direct_io_reads_inline_on_auto_by_the_engine_on_cached)
 	int r = bp_open(&p, &c);
 	if (r == -EINVAL)
 		return;
-	ck_assert_int_eq(r, 0);
+	bt_int_v(variant, r, ==, 0);
 	struct bp_stats s = read_all(p, NPAGES);
-	ck_assert_uint_eq(s.inline_reads, _i ? 0 : NPAGES);
-	ck_assert_uint_eq(s.read_ios, _i ? NPAGES : 0);
-	ck_assert_uint_eq(s.inline_blocked, 0);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_uint_v(variant, s.inline_reads, ==, _i ? 0 : NPAGES);
+	bt_uint_v(variant, s.read_ios, ==, _i ? NPAGES : 0);
+	bt_uint_v(variant, s.inline_blocked, ==, 0);
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 
@@ -507,7 +509,7 @@ END_TEST
 
 static Suite *suite(void)
 {
-	Suite *s = suite_create("bufpool read path");
+	Suite *s = suite_create("bufpool read_path");
 	TCase *tc = tcase_create("read path");
 	tcase_add_unchecked_fixture(tc, bt_root_make, bt_root_remove);
 	tcase_add_checked_fixture(tc, setup, teardown);

@@ -140,38 +140,42 @@ enum writer { BY_FLUSH, BY_EVICTION, BY_BGWRITER, BY_CHECKPOINT, NWRITERS };
 
 START_TEST(log_is_flushed_before_every_writer)
 {
+	static const char *const names[NWRITERS] = { "flush", "eviction", "background writer",
+						      "checkpoint" };
+	const char *variant = names[_i];
 	struct wal w;
 	struct bp_pool *p = wal_pool(&w, 1, _i == BY_BGWRITER);
 	change(p, 1, 2, 10);
-	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), 10);
+	bt_uint_v(variant, bp_oldest_dirty_lsn(p), ==, 10);
 	uint64_t redo = 0;
 	switch ((enum writer)_i) {
 	case BY_FLUSH:
-		ck_assert_int_eq(bp_flush(p), 0);
+		bt_int_v(variant, bp_flush(p), ==, 0);
 		break;
 	case BY_EVICTION:
-		ck_assert_int_eq(bp_evict_page(p, 1), 0);
+		bt_int_v(variant, bp_evict_page(p, 1), ==, 0);
 		break;
 	case BY_BGWRITER:
-		ck_assert_msg(th_poll(written, p, BT_DEADLINE_MS), "the writer never wrote it");
+		ck_assert_msg(th_poll(written, p, BT_DEADLINE_MS), "%s: the writer never wrote it", variant);
 		break;
 	case BY_CHECKPOINT:
-		ck_assert_int_eq(bp_checkpoint(p, 10, &redo), 0);
-		ck_assert_uint_eq(redo, 10);
+		bt_int_v(variant, bp_checkpoint(p, 10, &redo), ==, 0);
+		bt_uint_v(variant, redo, ==, 10);
 		break;
 	default:
 		ck_abort();
 	}
-	ck_assert_uint_eq(wal_calls(&w), 1);
-	ck_assert_uint_eq(w.last_lsn, 10);
-	ck_assert_msg(w.page_was_old, "the page reached the file before the log was flushed");
-	ck_assert(file_page_is(1, 2));
+	bt_uint_v(variant, wal_calls(&w), ==, 1);
+	bt_uint_v(variant, w.last_lsn, ==, 10);
+	ck_assert_msg(w.page_was_old, "%s: the page reached the file before the log was flushed",
+		      variant);
+	bt_check_v(variant, file_page_is(1, 2));
 	struct bp_stats s = stats(p);
-	ck_assert_uint_eq(s.log_flushes, 1);
-	ck_assert_uint_eq(s.durable_lsn, 15);
-	ck_assert_uint_eq(s.oldest_dirty_lsn, 0);
-	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), UINT64_MAX);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_uint_v(variant, s.log_flushes, ==, 1);
+	bt_uint_v(variant, s.durable_lsn, ==, 15);
+	bt_uint_v(variant, s.oldest_dirty_lsn, ==, 0);
+	bt_uint_v(variant, bp_oldest_dirty_lsn(p), ==, UINT64_MAX);
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 
@@ -225,6 +229,7 @@ END_TEST
  * works, the next flush writes it. */
 START_TEST(failed_log_flush_writes_nothing)
 {
+	const char *variant = _i == 0 ? "flush_log fails" : "flush_log falls short";
 	struct wal w;
 	struct bp_pool *p = wal_pool(&w, 1, false);
 	if (_i == 0)
@@ -232,18 +237,18 @@ START_TEST(failed_log_flush_writes_nothing)
 	else
 		w.short_answer = true;
 	change(p, 1, 2, 10);
-	ck_assert_int_eq(bp_flush(p), _i == 0 ? -ENOSPC : -EIO);
-	ck_assert(file_page_is(1, 1));
+	bt_int_v(variant, bp_flush(p), ==, _i == 0 ? -ENOSPC : -EIO);
+	bt_check_v(variant, file_page_is(1, 1));
 	struct bp_stats s = stats(p);
-	ck_assert_uint_eq(s.frames_dirty, 1);
-	ck_assert_uint_eq(s.write_errors, 1);
-	ck_assert_uint_eq(s.durable_lsn, 0);
-	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), 10);
+	bt_uint_v(variant, s.frames_dirty, ==, 1);
+	bt_uint_v(variant, s.write_errors, ==, 1);
+	bt_uint_v(variant, s.durable_lsn, ==, 0);
+	bt_uint_v(variant, bp_oldest_dirty_lsn(p), ==, 10);
 	w.short_answer = false;
-	ck_assert_int_eq(bp_flush(p), 0);
-	ck_assert(file_page_is(1, 2));
-	ck_assert_uint_eq(wal_calls(&w), 2);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_int_v(variant, bp_flush(p), ==, 0);
+	bt_check_v(variant, file_page_is(1, 2));
+	bt_uint_v(variant, wal_calls(&w), ==, 2);
+	bt_int_v(variant, bp_close(p), ==, 0);
 }
 END_TEST
 
@@ -341,6 +346,7 @@ END_TEST
  * stayed at 10 until the frame took another page.) */
 START_TEST(dropped_dirty_page_leaves_no_rec_lsn)
 {
+	const char *variant = _i == 0 ? "bp_file_truncate" : "bp_file_discard";
 	struct wal w;
 	struct bp_pool *p = wal_pool(&w, 0, false);
 	struct bp_file *other = NULL;
@@ -349,23 +355,23 @@ START_TEST(dropped_dirty_page_leaves_no_rec_lsn)
 	if (_i == 0) {
 		change(p, 3, 2, 10);
 	} else {
-		ck_assert_int_eq(bp_file_open(&other, p, path, BP_OPEN_CREATE), 0);
+		bt_int_v(variant, bp_file_open(&other, p, path, BP_OPEN_CREATE), ==, 0);
 		change_in(p, other, 0, 2, 10);
 	}
 	change(p, 1, 2, 20);
-	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), 10);
+	bt_uint_v(variant, bp_oldest_dirty_lsn(p), ==, 10);
 	if (_i == 0)
-		ck_assert_int_eq(bp_file_truncate(bp_pool_file(p), 3), 0);
+		bt_int_v(variant, bp_file_truncate(bp_pool_file(p), 3), ==, 0);
 	else
-		ck_assert_int_eq(bp_file_discard(other), 0);
-	ck_assert_uint_eq(stats(p).frames_dirty, 1);
-	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), 20);
-	ck_assert_uint_eq(stats(p).oldest_dirty_lsn, 20);
+		bt_int_v(variant, bp_file_discard(other), ==, 0);
+	bt_uint_v(variant, stats(p).frames_dirty, ==, 1);
+	bt_uint_v(variant, bp_oldest_dirty_lsn(p), ==, 20);
+	bt_uint_v(variant, stats(p).oldest_dirty_lsn, ==, 20);
 	uint64_t redo = 0;
-	ck_assert_int_eq(bp_checkpoint(p, 30, &redo), 0);
-	ck_assert_uint_eq(redo, 30);
-	ck_assert_uint_eq(bp_oldest_dirty_lsn(p), UINT64_MAX);
-	ck_assert_int_eq(bp_close(p), 0);
+	bt_int_v(variant, bp_checkpoint(p, 30, &redo), ==, 0);
+	bt_uint_v(variant, redo, ==, 30);
+	bt_uint_v(variant, bp_oldest_dirty_lsn(p), ==, UINT64_MAX);
+	bt_int_v(variant, bp_close(p), ==, 0);
 	unlink(path);
 }
 END_TEST

@@ -114,30 +114,67 @@ extern "C" {
 
 /* ---- Frame state word ------------------------------------------------------
  *
- *   bit  0      BP_LOCKED      frame being read in or taken for eviction
- *   bit  1      BP_WRITEBACK   a write of the page is in flight
- *   bit  2      BP_DIRTY       page differs from the file
- *   bit  3      BP_UPTODATE    page holds valid data
- *   bit  4      BP_ERROR       the last read failed
- *   bit  5      BP_REFERENCED  clock (second-chance) usage bit
- *   bits 6..7   reserved (0)
+ *   bits 0..7   page state bits: the rows of BP_STATE_BITS below; unused
+ *               bits of the byte are reserved (0)
  *   bits 8..30  pin count (BP_PIN_SHIFT)
  *   bit  31     fwait's waiters bit (FWAIT_WAITERS_BIT)
- */
+ *
+ * BP_STATE_BITS is the one list of the state bits, as Linux's page flags
+ * and PostgreSQL's BM_ block: X(name, bit, kind) per bit, from which come
+ * enum bp_state_bit (BP_<name> = bit), enum bp_state_flag (the masks
+ * BP_F_<name>), the derived masks BP_F_INFLIGHT and BP_F_PAGE_STATE (from
+ * the kind), BP_STATE_BIT_COUNT, and the names bp_flags_format prints.
+ * kind is INFLIGHT for an operation in flight on the frame (it ends by
+ * itself; the frame cannot be claimed meanwhile), PAGE for the state of
+ * the page the frame holds (cleared when the frame is reused for another
+ * page).  A new bit is one row here plus the code that gives it meaning;
+ * tests/bufpool/test_state_bits.c checks the table against its uses. */
+#define BP_STATE_BITS(X)                                                          \
+	X(LOCKED,     0, INFLIGHT) /* frame being read in or taken for eviction */ \
+	X(WRITEBACK,  1, INFLIGHT) /* a write of the page is in flight */          \
+	X(DIRTY,      2, PAGE)     /* page differs from the file */                \
+	X(UPTODATE,   3, PAGE)     /* page holds valid data */                     \
+	X(ERROR,      4, PAGE)     /* the last read failed */                      \
+	X(REFERENCED, 5, PAGE)     /* clock (second-chance) usage bit */
+
+#define BP_STATE_KIND_INFLIGHT 1
+#define BP_STATE_KIND_PAGE 2
+#define BP_STATE_BIT_(name, bit, kind) BP_##name = bit,
+#define BP_STATE_COUNT_(name, bit, kind) + 1
+#define BP_STATE_FLAG_(name, bit, kind) BP_F_##name = 1 << BP_##name,
+#define BP_STATE_IF_INFLIGHT_(name, bit, kind) \
+	| (BP_STATE_KIND_##kind == BP_STATE_KIND_INFLIGHT ? BP_F_##name : 0)
+#define BP_STATE_IF_PAGE_(name, bit, kind) \
+	| (BP_STATE_KIND_##kind == BP_STATE_KIND_PAGE ? BP_F_##name : 0)
 enum bp_state_bit {
-	BP_LOCKED = 0,
-	BP_WRITEBACK = 1,
-	BP_DIRTY = 2,
-	BP_UPTODATE = 3,
-	BP_ERROR = 4,
-	BP_REFERENCED = 5,
+	BP_STATE_BITS(BP_STATE_BIT_)
+	BP_STATE_BIT_COUNT = 0 BP_STATE_BITS(BP_STATE_COUNT_) /* rows in the table */
 };
-#define BP_F_LOCKED (UINT32_C(1) << BP_LOCKED)
-#define BP_F_WRITEBACK (UINT32_C(1) << BP_WRITEBACK)
-#define BP_F_DIRTY (UINT32_C(1) << BP_DIRTY)
-#define BP_F_UPTODATE (UINT32_C(1) << BP_UPTODATE)
-#define BP_F_ERROR (UINT32_C(1) << BP_ERROR)
-#define BP_F_REFERENCED (UINT32_C(1) << BP_REFERENCED)
+/* The masks are enumeration constants, not macros, so that the table
+ * alone makes them: in C int (all below bit 8), in C++ of an enumeration
+ * based on uint32_t, so that ~BP_F_DIRTY is unsigned there as the state
+ * word; one enumeration, so that C++20 sees no operation between two
+ * enumeration types.
+ * BP_F_INFLIGHT: a read, claim or write in flight (LOCKED|WRITEBACK): the
+ * frame cannot be claimed, and a wait on it ends without user action.
+ * BP_F_PAGE_STATE: what a frame knows of its page (DIRTY|UPTODATE|ERROR|
+ * REFERENCED), cleared when the frame is taken for another page. */
+enum bp_state_flag
+#ifdef __cplusplus
+	: uint32_t
+#endif
+{
+	BP_STATE_BITS(BP_STATE_FLAG_)
+	BP_F_INFLIGHT = 0 BP_STATE_BITS(BP_STATE_IF_INFLIGHT_),
+	BP_F_PAGE_STATE = 0 BP_STATE_BITS(BP_STATE_IF_PAGE_)
+};
+#undef BP_STATE_BIT_
+#undef BP_STATE_COUNT_
+#undef BP_STATE_FLAG_
+#undef BP_STATE_IF_INFLIGHT_
+#undef BP_STATE_IF_PAGE_
+#undef BP_STATE_KIND_INFLIGHT
+#undef BP_STATE_KIND_PAGE
 #define BP_FLAGS_MASK UINT32_C(0xff)
 #define BP_PIN_SHIFT 8u
 #define BP_PIN_ONE (UINT32_C(1) << BP_PIN_SHIFT)
