@@ -306,7 +306,7 @@ int bp_pt_insert_or_pin(struct bp_pool *p, struct bp_frame *f, uint64_t tag,
 
 void bp_pt_remove_locked(struct bp_pool *p, struct bp_frame *f, uint64_t tag)
 {
-	debug_assert_held_excl(&bp_part_of(p, pageno)->lock); /* internal.h: write lock held */
+	debug_assert_held_excl(&bp_part_of(p, tag)->lock); /* internal.h: write lock held */
 	/* Only our own entry: the map may lack it (no chunk when inserted),
 	 * never name another frame for this page (one insert at a time, under
 	 * this lock). */
