@@ -41,6 +41,23 @@
 
 #define BP_FILE_FLAGS (BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_READONLY)
 
+/* A file's own memory and descriptor (fd -1: none yet). */
+static void file_free(struct bp_file *file)
+{
+	if (file->fd >= 0)
+		close(file->fd);
+	free(file->path);
+	free(file);
+}
+
+/* A set-up file no slot names: its I/O state, page map, then the rest. */
+static void file_destroy(struct bp_file *file)
+{
+	bp_io_file_destroy(file);
+	bp_pt_file_fini(file);
+	file_free(file);
+}
+
 int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp_file **out)
 {
 	struct bp_file *file = calloc(1, sizeof(*file));
@@ -65,10 +82,7 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 	struct stat st;
 	if (file->fd < 0 || fstat(file->fd, &st) < 0) {
 		int r = -errno;
-		if (file->fd >= 0)
-			close(file->fd);
-		free(file->path);
-		free(file);
+		file_free(file);
 		return r;
 	}
 	bp_trace(p, &(struct bp_io_trace_event){.op = BP_IO_TRACE_OPEN, .path = file->path,
@@ -88,9 +102,7 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 		r = bp_io_file_init(file);
 	if (r < 0) {
 		bp_pt_file_fini(file);
-		close(file->fd);
-		free(file->path);
-		free(file);
+		file_free(file);
 		return r;
 	}
 	pthread_mutex_lock(&p->files_lock);
@@ -99,11 +111,7 @@ int bp_file_setup(struct bp_pool *p, const char *path, unsigned flags, struct bp
 		id++;
 	if (id == BP_MAX_FILES) {
 		pthread_mutex_unlock(&p->files_lock);
-		bp_io_file_destroy(file);
-		bp_pt_file_fini(file);
-		close(file->fd);
-		free(file->path);
-		free(file);
+		file_destroy(file);
 		return -EMFILE;
 	}
 	file->id = id;
@@ -122,11 +130,7 @@ void bp_file_teardown(struct bp_pool *p, struct bp_file *file)
 	 * orders it against bp_io_fsync's walk and the next open's reuse. */
 	atomic_store_explicit(&p->files[file->id], NULL, memory_order_relaxed);
 	pthread_mutex_unlock(&p->files_lock);
-	bp_io_file_destroy(file);
-	bp_pt_file_fini(file);
-	close(file->fd);
-	free(file->path);
-	free(file);
+	file_destroy(file);
 }
 
 int bp_file_open(struct bp_file **out, struct bp_pool *pool, const char *path, unsigned flags)
