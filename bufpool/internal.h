@@ -324,31 +324,61 @@ enum bp_hist_kind {
 	BP_H_COUNT
 };
 
+/* The pool's event counters, one row each (bp_count counts BP_C_NAME),
+ * written in the order bp_stats_print lists its "counters" dict, which
+ * tools and tests parse: the order of the rows is the print order, the
+ * enum values are internal (the shards are indexed by them) and follow.
+ * Three kinds of row:
+ *   C(NAME, field)  counter BP_C_NAME, copied 1:1 into the uint64_t
+ *                   `field` of struct bp_stats (stats.c asserts the type),
+ *                   printed under the field's name;
+ *   D(field, type)  a field of the "counters" dict that no one counter
+ *                   gives: stats.c fills it by hand, printed with
+ *                   emitter_kv_<type>;
+ *   N(NAME)         counter BP_C_NAME with no field of its own: stats.c
+ *                   derives fields from it by hand; not printed.
+ * Adding a counter: its C row (in the place it should print), the field
+ * in struct bp_stats (appended: the struct is ABI), the bp_count that
+ * counts it.  tests/bufpool/test_counters.c checks the rows against the
+ * struct and the print. */
+#define BP_COUNTERS(C, D, N)						\
+	C(HITS, hits)							\
+	C(MISSES, misses)						\
+	C(READS, reads)							\
+	C(WRITES, writes)						\
+	C(READAHEADS, readaheads)					\
+	C(READ_IOS, read_ios)						\
+	D(inline_reads, u64)	/* the inline_read histogram's count */	\
+	C(INLINE_BLOCKED, inline_blocked) /* would block (io.c) */	\
+	C(CREATES, creates)						\
+	C(EVICTIONS, evictions)						\
+	C(DIRTY_EVICTIONS, dirty_evictions)				\
+	C(BGWRITER_WRITES, bgwriter_writes)				\
+	C(FSYNCS, fsyncs)						\
+	C(READ_ERRORS, read_errors)					\
+	C(WRITE_ERRORS, write_errors)					\
+	C(FSYNC_ERRORS, fsync_errors)					\
+	C(CHECKSUM_ERRORS, checksum_errors)				\
+	C(LOG_FLUSHES, log_flushes)					\
+	D(durability_err, i64)	/* the sticky fsync error, no count */	\
+	C(FAULTS, faults_injected)					\
+	C(BUSY, busy)							\
+	/* optimistic begins tried (optread.c says why not "done") */	\
+	N(OPT_BEGINS)							\
+	N(OPT_REFUSED)		/* ... of which refused */		\
+	D(optimistic_reads, u64) /* OPT_BEGINS - OPT_REFUSED */		\
+	C(OPT_RESTARTS, optimistic_restarts)
+
+#define BP_COUNTER_ENUM_C_(name, field) BP_C_##name,
+#define BP_COUNTER_ENUM_D_(field, type)
+#define BP_COUNTER_ENUM_N_(name) BP_C_##name,
 enum bp_counter {
-	BP_C_HITS = 0,
-	BP_C_MISSES,
-	BP_C_READS,
-	BP_C_WRITES,
-	BP_C_READAHEADS,
-	BP_C_READ_IOS,
-	BP_C_CREATES,
-	BP_C_EVICTIONS,
-	BP_C_DIRTY_EVICTIONS,
-	BP_C_BGWRITER_WRITES,
-	BP_C_FSYNCS,
-	BP_C_READ_ERRORS,
-	BP_C_WRITE_ERRORS,
-	BP_C_FSYNC_ERRORS,
-	BP_C_CHECKSUM_ERRORS,
-	BP_C_LOG_FLUSHES,
-	BP_C_FAULTS,
-	BP_C_BUSY,
-	BP_C_OPT_BEGINS,   /* optimistic begins tried (optread.c says why not "done") */
-	BP_C_OPT_REFUSED,  /* ... of which refused */
-	BP_C_OPT_RESTARTS,
-	BP_C_INLINE_BLOCKED, /* inline reads that would block (io.c) */
+	BP_COUNTERS(BP_COUNTER_ENUM_C_, BP_COUNTER_ENUM_D_, BP_COUNTER_ENUM_N_)
 	BP_C_COUNT
 };
+#undef BP_COUNTER_ENUM_C_
+#undef BP_COUNTER_ENUM_D_
+#undef BP_COUNTER_ENUM_N_
 
 /* One shard of the counters; each partition holds one, so counters are
  * spread over as many cache lines as there are partitions (the shard of an

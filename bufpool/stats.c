@@ -9,7 +9,10 @@
  * -----------
  * The counters and histograms are kept by account.c (sharded, relaxed
  * atomics; see its note); bp_stats_get sums the shards, one relaxed load
- * each, so a snapshot is exact per counter but not one atomic cut.
+ * each, so a snapshot is exact per counter but not one atomic cut.  The
+ * counters come from one table, BP_COUNTERS (internal.h): its plain rows
+ * are copied by expanding it; the fields it does not give 1:1 (the
+ * optimistic reads, inline_reads, durability_err) are filled by hand.
  *
  * bp_stats_print (statsprint.c) is one emitter walking the stats once, with
  * two back-ends (human table, JSON), as jemalloc's malloc_stats_print.
@@ -20,6 +23,18 @@
 #include <string.h>
 
 #include "bufpool/internal.h"
+
+/* Each C row of BP_COUNTERS names a uint64_t field of struct bp_stats: the
+ * copy in bp_stats_get would otherwise truncate without a word. */
+#define BP_FIELD_IS_U64_C_(name, field)						\
+	_Static_assert(_Generic(((struct bp_stats *)0)->field, uint64_t: 1, default: 0), \
+		       "BP_COUNTERS: " #field " is not a uint64_t of struct bp_stats");
+#define BP_FIELD_IS_U64_D_(field, type)
+#define BP_FIELD_IS_U64_N_(name)
+BP_COUNTERS(BP_FIELD_IS_U64_C_, BP_FIELD_IS_U64_D_, BP_FIELD_IS_U64_N_)
+#undef BP_FIELD_IS_U64_C_
+#undef BP_FIELD_IS_U64_D_
+#undef BP_FIELD_IS_U64_N_
 
 static void hist_sum(struct bp_wait_hist *out, struct bp_hist_atomic *h)
 {
@@ -58,37 +73,23 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 		hist_sum(&out->frame_wait, &ctr->h[BP_H_FRAME]);
 		hist_sum(&out->inline_read, &ctr->h[BP_H_INLINE_READ]);
 	}
-	out->hits = c[BP_C_HITS];
+	/* The C rows of BP_COUNTERS, 1:1; the D rows by hand below. */
+#define BP_COPY_C_(name, field) out->field = c[BP_C_##name];
+#define BP_COPY_D_(field, type)
+#define BP_COPY_N_(name)
+	BP_COUNTERS(BP_COPY_C_, BP_COPY_D_, BP_COPY_N_)
+#undef BP_COPY_C_
+#undef BP_COPY_D_
+#undef BP_COPY_N_
 	/* begins tried less those refused (optread.c counts them so); a
 	 * snapshot taken while a refusal is counted can see it before its
 	 * begin, hence the clamp. */
 	out->optimistic_reads = c[BP_C_OPT_BEGINS] > c[BP_C_OPT_REFUSED] ?
 				c[BP_C_OPT_BEGINS] - c[BP_C_OPT_REFUSED] : 0;
-	out->optimistic_restarts = c[BP_C_OPT_RESTARTS];
-	out->misses = c[BP_C_MISSES];
-	out->reads = c[BP_C_READS];
-	out->writes = c[BP_C_WRITES];
-	out->readaheads = c[BP_C_READAHEADS];
-	out->read_ios = c[BP_C_READ_IOS];
-	out->inline_blocked = c[BP_C_INLINE_BLOCKED];
-	/* After the histograms are summed (below): inline_reads is the
-	 * count of inline_read. */
-	out->creates = c[BP_C_CREATES];
-	out->evictions = c[BP_C_EVICTIONS];
-	out->dirty_evictions = c[BP_C_DIRTY_EVICTIONS];
-	out->bgwriter_writes = c[BP_C_BGWRITER_WRITES];
-	out->fsyncs = c[BP_C_FSYNCS];
-	out->read_errors = c[BP_C_READ_ERRORS];
-	out->write_errors = c[BP_C_WRITE_ERRORS];
-	out->fsync_errors = c[BP_C_FSYNC_ERRORS];
-	out->checksum_errors = c[BP_C_CHECKSUM_ERRORS];
-	out->log_flushes = c[BP_C_LOG_FLUSHES];
+	out->durability_err = bp_durability_err(pool);
 	out->durable_lsn = atomic_load_explicit(&pool->durable_lsn, memory_order_relaxed);
 	uint64_t oldest = bp_oldest_dirty_lsn(pool);
 	out->oldest_dirty_lsn = oldest == UINT64_MAX ? 0 : oldest;
-	out->durability_err = bp_durability_err(pool);
-	out->faults_injected = c[BP_C_FAULTS];
-	out->busy = c[BP_C_BUSY];
 	for (uint32_t i = 0; i < pool->nframes; i++) {
 		struct bp_frame *f = &pool->frames[i];
 		uint32_t s = atomic_load_explicit(&f->state, memory_order_relaxed);
@@ -99,6 +100,8 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 		out->frames_writeback += (s & BP_F_WRITEBACK) != 0;
 		out->frames_locked += (s & BP_F_LOCKED) != 0;
 	}
+	/* After the histograms are summed (above): a D row of BP_COUNTERS,
+	 * the count of inline_read. */
 	out->inline_reads = out->inline_read.count;
 	fwait_stats_get(pool->wt, &out->fwait);
 	return 0;

@@ -9,6 +9,8 @@
  * The stats are walked once by print_stats(), which only tells the emitter
  * what each item is (a group, a number, a string, a histogram); the
  * emitter decides how it looks, as jemalloc's malloc_stats_print does.
+ * The "counters" dict is BP_COUNTERS (internal.h) expanded in its order,
+ * each key its struct bp_stats field's name.
  * Output goes through the caller's write callback, so the public header
  * needs no <stdio.h> and the caller decides where it lands.  No state
  * outside the call.
@@ -75,29 +77,15 @@ static void print_stats(struct emitter *e, const struct bp_stats *s)
 	emitter_kv_u64(e, "file_pages", s->file_pages);
 	emitter_dict_end(e);
 	emitter_dict_begin(e, "counters");
-	emitter_kv_u64(e, "hits", s->hits);
-	emitter_kv_u64(e, "misses", s->misses);
-	emitter_kv_u64(e, "reads", s->reads);
-	emitter_kv_u64(e, "writes", s->writes);
-	emitter_kv_u64(e, "readaheads", s->readaheads);
-	emitter_kv_u64(e, "read_ios", s->read_ios);
-	emitter_kv_u64(e, "inline_reads", s->inline_reads);
-	emitter_kv_u64(e, "inline_blocked", s->inline_blocked);
-	emitter_kv_u64(e, "creates", s->creates);
-	emitter_kv_u64(e, "evictions", s->evictions);
-	emitter_kv_u64(e, "dirty_evictions", s->dirty_evictions);
-	emitter_kv_u64(e, "bgwriter_writes", s->bgwriter_writes);
-	emitter_kv_u64(e, "fsyncs", s->fsyncs);
-	emitter_kv_u64(e, "read_errors", s->read_errors);
-	emitter_kv_u64(e, "write_errors", s->write_errors);
-	emitter_kv_u64(e, "fsync_errors", s->fsync_errors);
-	emitter_kv_u64(e, "checksum_errors", s->checksum_errors);
-	emitter_kv_u64(e, "log_flushes", s->log_flushes);
-	emitter_kv_i64(e, "durability_err", s->durability_err);
-	emitter_kv_u64(e, "faults_injected", s->faults_injected);
-	emitter_kv_u64(e, "busy", s->busy);
-	emitter_kv_u64(e, "optimistic_reads", s->optimistic_reads);
-	emitter_kv_u64(e, "optimistic_restarts", s->optimistic_restarts);
+	/* BP_COUNTERS' rows in their order, each under its field's name; the
+	 * N rows are internal (stats.c derives fields from them). */
+#define BP_PRINT_C_(name, field) emitter_kv_u64(e, #field, s->field);
+#define BP_PRINT_D_(field, type) emitter_kv_##type(e, #field, s->field);
+#define BP_PRINT_N_(name)
+	BP_COUNTERS(BP_PRINT_C_, BP_PRINT_D_, BP_PRINT_N_)
+#undef BP_PRINT_C_
+#undef BP_PRINT_D_
+#undef BP_PRINT_N_
 	emitter_dict_end(e);
 	emitter_dict_begin(e, "waits");
 	print_wait(e, "io", &s->io_wait);

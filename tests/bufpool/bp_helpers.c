@@ -61,6 +61,15 @@ struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwrit
 	return c;
 }
 
+struct bp_pool *bt_open_empty(const struct bt_dir *d, uint32_t nframes)
+{
+	struct bp_config c = bt_config(d, nframes, false);
+	c.flags |= BP_OPEN_TRUNCATE;
+	struct bp_pool *p;
+	ck_assert_int_eq(bp_open(&p, &c), 0);
+	return p;
+}
+
 void bt_log_fn(void *log_arg, int level, const char *msg)
 {
 	struct bt_log *l = log_arg;
@@ -108,10 +117,7 @@ void bt_stderr_end(struct bt_stderr *s, char *buf, size_t len)
 
 void bt_make_file(const struct bt_dir *d, uint64_t npages, uint64_t version)
 {
-	struct bp_config c = bt_config(d, 8, false);
-	c.flags |= BP_OPEN_TRUNCATE;
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_pool *p = bt_open_empty(d, 8);
 	for (uint64_t i = 0; i < npages; i++) {
 		uint64_t pg;
 		struct bp_frame *f;

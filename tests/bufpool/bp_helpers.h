@@ -56,6 +56,9 @@ void bt_dir_remove(struct bt_dir *d);
 /* A config for d->file: nframes, no background writer unless bgwriter,
  * no readahead; create. */
 struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwriter);
+/* A pool of nframes on d->file truncated to nothing (bt_config's, no
+ * background writer); fails the test if it does not open. */
+struct bp_pool *bt_open_empty(const struct bt_dir *d, uint32_t nframes);
 
 /* A bp_config.log that keeps what it is given, for tests of the messages:
  * each message appended to text as one line (cut when text is full). */

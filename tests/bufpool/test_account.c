@@ -92,18 +92,9 @@ static uint64_t count_from_threads(struct bp_pool *p)
 	return (uint64_t)THREADS * a.n;
 }
 
-static struct bp_pool *open_pool(void)
-{
-	struct bp_config c = bt_config(&dir, 8, false);
-	c.flags |= BP_OPEN_TRUNCATE;
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
-	return p;
-}
-
 START_TEST(per_cpu_counters_where_expected)
 {
-	struct bp_pool *p = open_pool();
+	struct bp_pool *p = bt_open_empty(&dir, 8);
 #if defined(RSEQ_HEADER) && !defined(NO_RSEQ_EXPECTED)
 	/* x86-64 glibc registers rseq for every thread unless told not to */
 	if (__rseq_size > 0) {
@@ -119,7 +110,7 @@ END_TEST
 
 START_TEST(exact_under_oversubscription)
 {
-	struct bp_pool *p = open_pool();
+	struct bp_pool *p = bt_open_empty(&dir, 8);
 	/* Again until the kernel has aborted some sequences (preempted in
 	 * them), so the abort path is part of what the total checks. */
 	uint64_t expect = 0;
@@ -140,7 +131,7 @@ END_TEST
 
 START_TEST(reset_brings_nothing_back)
 {
-	struct bp_pool *p = open_pool();
+	struct bp_pool *p = bt_open_empty(&dir, 8);
 	for (unsigned i = 0; i < 1000; i++)
 		bp_count(p, BP_C_HITS);
 	ck_assert_uint_eq(hits(p), 1000);
@@ -158,7 +149,7 @@ END_TEST
 
 START_TEST(shards_and_cpus_add_up)
 {
-	struct bp_pool *p = open_pool();
+	struct bp_pool *p = bt_open_empty(&dir, 8);
 	for (unsigned i = 0; i < 500; i++)
 		bp_count(p, BP_C_MISSES);
 	/* as a thread with no usable CPU number counts: in the shards */

@@ -44,10 +44,7 @@ static void teardown(void) { bt_dir_remove(&dir); }
 /* A fresh 4-frame pool with one frame claimed (LOCKED | one pin) in *f. */
 static struct bp_pool *open_and_claim(struct bp_frame **f)
 {
-	struct bp_config c = bt_config(&dir, 4, false);
-	c.flags |= BP_OPEN_TRUNCATE;
-	struct bp_pool *p;
-	ck_assert_int_eq(bp_open(&p, &c), 0);
+	struct bp_pool *p = bt_open_empty(&dir, 4);
 	ck_assert_int_eq(bp_claim_frame(p, BP_CLAIM_NOWAIT, BP_NO_PAGE, NULL, f), 0);
 	return p;
 }
