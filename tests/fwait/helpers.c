@@ -45,14 +45,33 @@ struct fwait_table *th_table_for(int v, unsigned nbuckets)
 	return t;
 }
 
+/* The test-case names th_add_loop made: Check keeps each name's pointer
+ * until the runner is freed, so they are freed at exit (before
+ * LeakSanitizer's check, which was registered earlier and so runs later). */
+static char **loop_names;
+static size_t loop_names_n;
+
+static void free_loop_names(void)
+{
+	for (size_t i = 0; i < loop_names_n; i++)
+		free(loop_names[i]);
+	free(loop_names);
+	loop_names = NULL;
+	loop_names_n = 0;
+}
+
 void th_add_loop(Suite *su, const char *name, int timeout_s, const TTest *tf, int from,
 		 int to, const char *(*label)(int i))
 {
 	for (int i = from; i < to; i++) {
-		/* Check keeps the name's pointer for the run: never freed. */
 		char *tcname = NULL;
-		if (asprintf(&tcname, "%s %s", name, label(i)) < 0)
+		char **grown = realloc(loop_names, (loop_names_n + 1) * sizeof(*loop_names));
+		if (!grown || asprintf(&tcname, "%s %s", name, label(i)) < 0)
 			abort(); /* out of memory before any test ran */
+		if (loop_names_n == 0 && !loop_names)
+			atexit(free_loop_names);
+		loop_names = grown;
+		loop_names[loop_names_n++] = tcname;
 		TCase *tc = tcase_create(tcname);
 		tcase_set_timeout(tc, timeout_s);
 		tcase_add_loop_test(tc, tf, i, i + 1);
