@@ -41,7 +41,11 @@ host_pkgs=(gcc-aarch64-linux-gnu g++-aarch64-linux-gnu qemu-user)
 # The arm64 libraries: libc6 (the loader qemu runs: aarch64-linux-gnu.ini)
 # and check (the test suites) are required, liburing optional, with the
 # Meson option that builds without it.
-lib_pkgs=(libc6:arm64 check:arm64 liburing-dev:arm64)
+# libstdc++6:arm64: the C++ tests (tests/cxx) run under qemu-user, whose
+# arm64 loader searches the multiarch folders, not the cross compiler's
+# /usr/aarch64-linux-gnu/lib (a machine without it fails them with "cannot
+# open libstdc++.so.6").
+lib_pkgs=(libc6:arm64 libstdc++6:arm64 check:arm64 liburing-dev:arm64)
 declare -A lib_off=([liburing-dev:arm64]=-Dio_uring=disabled)
 
 export DEBIAN_FRONTEND=noninteractive
