@@ -135,24 +135,12 @@ static int FW_LOCAL(bit_done)(struct fwait_table *t, _Atomic FW_WORD_T *word, un
 static void FW_LOCAL(bit_queue)(struct fwait_table *t, struct fw_bucket *b,
 				struct fw_waiter *w, bool woken)
 {
-	if (woken && w->exclusive && fw_fair(t)) {
-		/* Woken as the oldest, and a running thread took the bit
-		 * first: back to the head of the key, keeping our place and
-		 * our age (first_ns), one race lost. */
-		FW_STAT(b, spurious, 1);
-		FW_STAT(b, lost_races, 1);
-		w->steals++;
-		fw_enqueue_head(b, w);
-		/* Now due, or are holds long?  Then the next unlock hands off:
-		 * tell the spinners to queue instead (a hint, see
-		 * internal.h). */
-		if (fw_due(t, w) || fw_holds_long(t, b))
-			atomic_store_explicit(&b->handing, true, memory_order_relaxed);
-		return;
-	}
-	if (woken)
-		FW_STAT(b, spurious, 1);
-	fw_enqueue(b, w);
+	/* Woken as the oldest, and a running thread took the bit first: back
+	 * to the head of the key (fw_requeue).  Now due, or are holds long?
+	 * Then the next unlock hands off: tell the spinners to queue instead
+	 * (relaxed: a hint, see internal.h). */
+	if (fw_requeue(t, b, w, woken) && (fw_due(t, w) || fw_holds_long(t, b)))
+		atomic_store_explicit(&b->handing, true, memory_order_relaxed);
 }
 
 /* fw_sleep timed out with w still queued (it returned with b->lock held and

@@ -265,10 +265,14 @@ void fw_hist_since(struct fwait_table *t, const struct fw_bucket *b, uint64_t si
 /* Fills in w and points it at the calling thread's parker (set up on the
  * thread's first wait).  Nothing to destroy: the parker outlives the wait. */
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive);
-/* Caller holds b->lock.  fw_enqueue appends w to its key's FIFO;
- * fw_enqueue_head puts it first (a woken loser keeping its place). */
+/* Caller holds b->lock.  fw_enqueue appends w to its key's FIFO.
+ * fw_requeue queues w for a sleep of a bit or keyed wait: woken (it slept
+ * and found its condition still false) counts a spurious wakeup, and under
+ * FAIR (fw_fair) a woken exclusive waiter goes first of its key instead,
+ * keeping its place and its age (first_ns), one race lost (lost_races,
+ * w->steals); true if it did. */
 void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w);
-void fw_enqueue_head(struct fw_bucket *b, struct fw_waiter *w);
+bool fw_requeue(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w, bool woken);
 /* FAIR, caller holds b->lock: w (queued or about to be) is due a handoff:
  * it has waited t->fair_ns since it first queued, or lost max_steals races. */
 bool fw_due(const struct fwait_table *t, const struct fw_waiter *w);

@@ -96,17 +96,9 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	for (;;) {
 		if (ready(arg))
 			break;
-		if (woken)
-			FW_STAT(b, spurious, 1);
-		if (woken && exclusive && fw_fair(t)) {
-			/* FAIR: woken as the oldest exclusive waiter and the
-			 * condition was taken first: keep our place. */
-			FW_STAT(b, lost_races, 1);
-			w.steals++;
-			fw_enqueue_head(b, &w);
-		} else {
-			fw_enqueue(b, &w);
-		}
+		/* FAIR: woken as the oldest exclusive waiter and the
+		 * condition was taken first: keep our place. */
+		fw_requeue(t, b, &w, woken);
 
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);

@@ -289,9 +289,17 @@ void fw_enqueue(struct fw_bucket *b, struct fw_waiter *w)
 	link_waiter(b, w, false);
 }
 
-void fw_enqueue_head(struct fw_bucket *b, struct fw_waiter *w)
+bool fw_requeue(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w, bool woken)
 {
-	link_waiter(b, w, true);
+	if (woken)
+		FW_STAT(b, spurious, 1);
+	bool head = woken && w->exclusive && fw_fair(t);
+	if (head) {
+		FW_STAT(b, lost_races, 1);
+		w->steals++;
+	}
+	link_waiter(b, w, head);
+	return head;
 }
 
 bool fw_due(const struct fwait_table *t, const struct fw_waiter *w)

@@ -20,6 +20,10 @@
  * skips.  Slots are few (a handful per pool or table), so the lookup is a
  * short scan.
  *
+ * The registry is process-wide mutable state, the one exception to the
+ * house rule against it: a witness must see every pool's and table's locks
+ * to check ranks across them, and it exists only in the debug-checks build.
+ *
  * The held stack is _Thread_local: the locks this thread holds, in the
  * order taken, with their rank and where each was taken (for the report).
  * Nothing else is shared, so the checks themselves add no contention.

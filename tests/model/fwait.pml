@@ -41,7 +41,7 @@
  * every non-exclusive waiter of the key are woken.  Any running thread may
  * take the free bit first (every lock_unlock is a potential barger); a woken
  * waiter that loses re-announces W and re-queues at the HEAD of its key
- * (bit_sleep, fw_enqueue_head), counting one lost race (steals[]).  "Due"
+ * (bit_sleep, fw_requeue), counting one lost race (steals[]).  "Due"
  * is steals >= MAXS (max_steals, the count bound) or aged[], the time bound
  * fair_ns, modelled as a flag the unlock may set nondeterministically and
  * that then stays set (time only grows).  The unlock also hands over when
@@ -194,7 +194,7 @@ inline enqueue(k, ex) {
 }
 
 #ifdef FAIR
-/* fw_enqueue_head for a woken loser: first of the bucket, so first of its
+/* fw_requeue for a woken loser: first of the bucket, so first of its
  * key; ticket 0: no queued waiter of its key may be chosen before it. */
 inline enqueue_head(k, ex) {
 	wkey[me] = k; wexcl[me] = ex; ticket[me] = 0;
