@@ -440,6 +440,211 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
  * nothing else for threads that do not wait on the key. */
 int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr);
 
+/* ---- Keyed waits, complete: how a wait ended, wake reports, tokens ------- */
+/*
+ * What a parking lot gives its users (parking_lot_core's park/unpark_one,
+ * WebKit's ParkingLot::unparkOne), on the same table and the same keys as
+ * fwait_wait and fwait_wake; the two pairs mix freely on one key.
+ *
+ * The pattern they serve: a lock word with its own waiters bit W.  A
+ * waiter's ready() either takes the lock (so a woken waiter that loses
+ * keeps its place: the take is inside the wake path) or sets W with a CAS
+ * and returns false; both run under the bucket lock.  Unlock releases
+ * with one RMW when W is clear and never calls fwait; when W is set it
+ * calls fwait_wake_ex, whose callback runs under the same bucket lock and
+ * learns exactly whether waiters of the key remain, so it clears or keeps
+ * W, and hands the lock over (a token) instead of releasing it when the
+ * oldest waiter is due.  fwait_hlatch_* below is that pattern, built.
+ */
+
+/* fwait_wait_ex flag: before queueing, call ready() without the lock, with
+ * a pause between calls, for up to the table's spin_ns (fwait_config;
+ * FAIR tables only, as fwait_bit_lock's spin: on other tables one call).
+ * It implies FWAIT_PRECHECK, and ready() must be safe to run unlocked. */
+#define FWAIT_SPIN 4u
+
+/* How fwait_wait_ex returned (fwait_wait_result.how). */
+enum fwait_wait_how {
+	/* ready() held at an unlocked look (FWAIT_PRECHECK, FWAIT_SPIN):
+	 * the thread never queued and consumed no wake. */
+	FWAIT_HOW_PRECHECK = 1,
+	/* ready() held under the bucket lock before the thread slept at
+	 * all: it consumed no wake either. */
+	FWAIT_HOW_LOCKED,
+	/* The thread slept and was woken: ready() then held, or the wake
+	 * carried a token (token != 0, ready() not called again).  It
+	 * consumed a wake: if it now leaves without taking what it was woken
+	 * for, it must pass the wake on (fwait_wake_ex with
+	 * FWAIT_WAKE_EXCLUSIVE_ONLY, nr 1). */
+	FWAIT_HOW_WOKEN,
+	/* -ETIMEDOUT: the deadline passed and ready() still failed (a wake
+	 * that raced with the deadline was passed on already). */
+	FWAIT_HOW_TIMEDOUT
+};
+
+struct fwait_wait_result {
+	enum fwait_wait_how how;
+	uint32_t sleeps;  /* times the thread slept (woken ones: >= 1) */
+	uint64_t token;   /* FWAIT_HOW_WOKEN: the last wake's token; else 0 */
+};
+
+/* fwait_wait with flags FWAIT_EXCLUSIVE, FWAIT_PRECHECK and FWAIT_SPIN,
+ * telling how it returned in *out (which may be NULL), and ending on a
+ * token: a wake by fwait_wake_ex whose callback returned a token other
+ * than 0 ends the wait at once, without calling ready() again; the call
+ * returns 0 with out->how FWAIT_HOW_WOKEN and out->token set, even if the
+ * deadline passed at the same moment (the waker handed something over).
+ * A token 0 (every fwait_wake) re-checks ready() as fwait_wait does.
+ * Returns 0, -ETIMEDOUT or -EINVAL, with fwait_wait's rules for ready(),
+ * fairness and ordering; a token's return is an acquire of the waker's
+ * callback: what the waker did before or in it happens before the return
+ * (the bucket lock, then the parker's release/acquire handshake). */
+int fwait_wait_ex(struct fwait_table *t, const void *key, unsigned flags,
+		  fwait_ready_fn ready, void *arg, const struct timespec *deadline,
+		  struct fwait_wait_result *out);
+
+/* What fwait_wake_ex's callback is told, under the bucket lock. */
+struct fwait_wake_report {
+	uint32_t woken;         /* waiters this wake chose (they run once the
+				 * lock is dropped) */
+	uint32_t woken_exclusive; /* of which exclusive */
+	bool more_waiters;      /* waiters of key are still queued after it:
+				 * exact, under the lock every waiter queues
+				 * under */
+	/* The oldest exclusive waiter chosen is due a handoff: under FAIR it
+	 * has waited the table's fair_ns since it first queued or lost
+	 * max_steals races; under FWAIT_HANDOFF_STRICT, whenever an
+	 * exclusive waiter was chosen; false under WAKE_ALL and BROADCAST. */
+	bool due;
+};
+
+/* Runs under the bucket lock, once per fwait_wake_ex; its return value is
+ * the token every chosen waiter receives (0: none, they re-check ready()).
+ * The rules of fwait_ready_fn apply: atomics on the caller's own words,
+ * no call into the table, no blocking. */
+typedef uint64_t (*fwait_wake_fn)(const struct fwait_wake_report *r, void *arg);
+
+/* fwait_wake_ex flag: choose up to nr exclusive waiters and no shared one
+ * (the pass-on of a woken exclusive waiter that leaves). */
+#define FWAIT_WAKE_EXCLUSIVE_ONLY 1u
+
+/* Wake as fwait_wake (every shared waiter of key and up to nr exclusive
+ * ones, oldest first; FWAIT_WAKE_EXCLUSIVE_ONLY: the exclusive ones only),
+ * and, when cb is not NULL, call cb(report, arg) under the bucket lock,
+ * after the choice and before anyone chosen runs, also when nobody was
+ * chosen; the chosen receive its token.  With cb, the call always takes
+ * the bucket lock (a callback that changes the caller's word must be
+ * ordered against every waiter's ready()); without, it skips the lock
+ * when nobody waits in the bucket, as fwait_wake.  Returns the number
+ * woken (>= 0) or -EINVAL (NULL t/key, unknown flags).  Ordering: that of
+ * fwait_wake; what cb writes is seen by every later ready() and, through
+ * the token's handshake, by the woken waiters' returns. */
+int fwait_wake_ex(struct fwait_table *t, const void *key, uint32_t nr, unsigned flags,
+		  fwait_wake_fn cb, void *arg);
+
+/* The spin of FWAIT_SPIN, for callers that poll a word themselves: calls
+ * ready(arg) without any lock, pausing between calls, until it returns
+ * true (then true) or the table's spin_ns has passed (then false).  On a
+ * table that does not spin (not FAIR, or spin_ns FWAIT_SPIN_OFF) it calls
+ * ready() once.  Orders what ready()'s own loads order. */
+bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
+
+/* ---- Hybrid latches on a caller's 64-bit word ---------------------------- */
+/*
+ * A shared/exclusive latch with optimistic reads (LeanStore's hybrid latch,
+ * vmcache's page state) on the caller's own word, laid out as the caller
+ * chooses: a state field (0 free; 1..shared_max shared holders; exclusive
+ * held exclusive; optionally one "marked" value that counts as free, as
+ * vmcache's clock mark; every other value is the caller's own, such as
+ * "evicted", and latch calls refuse it with -EAGAIN), a version field that
+ * every exclusive release bumps (wrapping within the field), and
+ * optionally one waiters bit W that fwait keeps exactly (set by a waiter
+ * under the bucket lock, cleared by the release that wakes the key's
+ * last waiter).  Bits outside the three are the caller's and kept as they
+ * are (change them only with atomic RMWs).
+ *
+ * Uncontended, a latch call is one load and one RMW on the word; with W
+ * clear an unlock never calls into the table.  Contended: spin (the
+ * table's spin_ns), then sleep as a keyed waiter on the word's address,
+ * shared and exclusive waiters on that one key; the take runs inside
+ * ready() under the bucket lock, so a woken writer that loses keeps its
+ * place at the head of the key (FAIR), and an exclusive release hands the
+ * latch directly to the oldest writer once it is due (fwait_wake_report
+ * .due).  New shared holders queue behind a waiting writer (W set while
+ * shared), so a stream of readers does not starve it.  Without W
+ * (waiters_bit -1) every release calls fwait_wake, which skips the bucket
+ * lock when nobody waits in the bucket, and there is no handoff.
+ *
+ * Ordering.  Taking the latch (shared or exclusive) is an acquire of the
+ * release that last freed or handed it; every release is a release.  An
+ * exclusive take is followed by a release fence, so optimistic readers
+ * may read the protected data with relaxed atomics: a reader that reads
+ * any store the holder made after taking it, then calls
+ * fwait_hlatch_validate (which starts with an acquire fence), sees the
+ * latch held or the version moved, and fails (Boehm's seqlock argument).
+ * Deadlines are CLOCK_MONOTONIC; a waiter that times out may leave W set:
+ * the next release then takes the slow path once and clears it.
+ */
+struct fwait_hlatch_layout {
+	uint8_t state_shift;   /* lowest bit of the state field */
+	uint8_t state_bits;    /* its width, 2..16 */
+	uint16_t shared_max;   /* shared holders count 1..shared_max; 0: no shared mode */
+	uint16_t exclusive;    /* the state "held exclusive": > shared_max, fits the field */
+	uint16_t marked;       /* a caller state that counts as free (taking the
+				* latch replaces it); 0: none */
+	int8_t waiters_bit;    /* W, outside both fields; -1: no W */
+	uint8_t version_shift; /* lowest bit of the version field */
+	uint8_t version_bits;  /* its width, 1..62, outside the state field */
+};
+
+/* 0 if the layout is usable, -EINVAL otherwise (fields overlapping or
+ * past bit 63, exclusive or marked not fitting, shared_max >= exclusive,
+ * marked equal to 0, exclusive or a shared count).  The latch calls check
+ * it too, and return -EINVAL for a bad one. */
+int fwait_hlatch_layout_check(const struct fwait_hlatch_layout *l);
+
+/* Take exclusive: 0; -EAGAIN at once (nothing held) if the state is the
+ * caller's own (not free, shared or exclusive); -ETIMEDOUT; -EINVAL. */
+int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+		      fwait_atomic_u64 *word, const struct timespec *deadline);
+/* 0 taken, -EBUSY held (shared or exclusive), -EAGAIN the caller's state,
+ * -EINVAL.  Never sleeps, never touches a table. */
+int fwait_hlatch_trylock(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word);
+/* Release exclusive, bump the version, wake or hand over: 0, -EPERM (the
+ * state is not exclusive; nothing changed), -EINVAL. */
+int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			fwait_atomic_u64 *word);
+/* The same, leaving the state to be `state` instead of free: 0, marked,
+ * or one of the caller's own values (e.g. "evicted": waiters then wake and
+ * get -EAGAIN).  -EINVAL for a shared count or exclusive. */
+int fwait_hlatch_unlock_to(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			   fwait_atomic_u64 *word, unsigned state);
+/* Take shared: 0; -EAGAIN the caller's state; -ETIMEDOUT; -EINVAL (also
+ * with no shared mode).  Waits while the latch is exclusive, while
+ * shared_max holders hold it, or while a writer waits. */
+int fwait_hlatch_lock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			     fwait_atomic_u64 *word, const struct timespec *deadline);
+/* 0, -EBUSY, -EAGAIN, -EINVAL, as fwait_hlatch_trylock. */
+int fwait_hlatch_trylock_shared(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word);
+/* Release shared (the version is kept): 0, -EPERM (not held shared), -EINVAL. */
+int fwait_hlatch_unlock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			       fwait_atomic_u64 *word);
+/* Start an optimistic read: waits while the latch is exclusive, then
+ * stores the word in *snapshot and returns 0; -EAGAIN (with *snapshot
+ * set) for the caller's own state; -ETIMEDOUT; -EINVAL.  Then read the
+ * data (relaxed atomic loads suffice) and call fwait_hlatch_validate. */
+int fwait_hlatch_read_begin(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			    const fwait_atomic_u64 *word, const struct timespec *deadline,
+			    uint64_t *snapshot);
+/* Predicate: no exclusive holder ran since read_begin's snapshot (the
+ * version is unchanged and the latch is not exclusive): what was read in
+ * between is consistent.  Starts with an acquire fence (see Ordering). */
+bool fwait_hlatch_validate(const struct fwait_hlatch_layout *l, const fwait_atomic_u64 *word,
+			   uint64_t snapshot);
+/* Field readers for a word or a snapshot. */
+unsigned fwait_hlatch_state(const struct fwait_hlatch_layout *l, uint64_t v);
+uint64_t fwait_hlatch_version(const struct fwait_hlatch_layout *l, uint64_t v);
+
 /* ---- Statistics and introspection ---------------------------------------- */
 
 /* Relaxed atomics: they order nothing, and a snapshot is not atomic across
