@@ -300,7 +300,7 @@ static int FW_LOCAL(unlock_wake_one)(struct fwait_table *t, struct fw_bucket *b,
 	 * bit_wait that sees the bit clear. */
 	if (fw_fair(t))
 		atomic_store_explicit(&b->handing, false, memory_order_relaxed);
-	fw_collect(t, b, word, (int)bit, 1, &l);
+	fw_collect(t, b, word, (int)bit, true, 1, &l);
 	FW_WORD_T clear = m;
 	if (!fw_word_has_waiters(b, word))
 		clear |= FW_W_MASK;
@@ -345,7 +345,7 @@ int FW_API(unlock)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 	struct fw_wake_list woken = { 0 };
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_wakes, 1);
-	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &woken);
+	fw_collect(t, b, word, (int)bit, true, FWAIT_ALL, &woken);
 	FW_LOCAL(tidy_waiters_bit)(b, word);
 	pthread_mutex_unlock(&b->lock);
 	fw_signal_all(&woken, FW_WOKEN);
@@ -395,7 +395,7 @@ int FW_API(clear)(struct fwait_table *t, _Atomic FW_WORD_T *word, unsigned bit)
 	struct fw_wake_list l = { 0 };
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_wakes, 1);
-	fw_collect(t, b, word, (int)bit, FWAIT_ALL, &l);
+	fw_collect(t, b, word, (int)bit, true, FWAIT_ALL, &l);
 	FW_LOCAL(tidy_waiters_bit)(b, word);
 	pthread_mutex_unlock(&b->lock);
 	fw_signal_all(&l, FW_WOKEN);

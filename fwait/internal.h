@@ -102,12 +102,16 @@ struct fw_waiter {
 	uint64_t first_ns; /* first queued: the age fairness goes by; kept
 			    * when a woken loser re-queues at the head */
 	unsigned steals;  /* races lost after a wake (FAIR: max_steals) */
+	/* fwait_wake_ex's token: written by the waker under the bucket lock
+	 * after it chose w and before it posts w's parker, read by the waiter
+	 * after its parker's acquire (park.c), so the post orders it. */
+	uint64_t token;
 	struct fw_parker *pk; /* the waiting thread's own (park.c) */
 };
 /* docs/architecture.md quotes it ("Memory layout"); LP64 (tests/docs
  * checks the page quotes this number). */
 #if UINTPTR_MAX == UINT64_MAX
-_Static_assert(sizeof(struct fw_waiter) == 88, "docs/architecture.md: struct fw_waiter 88 bytes");
+_Static_assert(sizeof(struct fw_waiter) == 96, "docs/architecture.md: struct fw_waiter 96 bytes");
 #endif
 
 /* What a thread sleeps on: one per thread, thread-local, initialised on the
@@ -285,6 +289,8 @@ bool fw_due(const struct fwait_table *t, const struct fw_waiter *w);
 void fw_hold_vote(const struct fwait_table *t, struct fw_bucket *b, uint64_t hold_ns);
 bool fw_holds_long(const struct fwait_table *t, const struct fw_bucket *b);
 void fw_unlink(struct fw_bucket *b, struct fw_waiter *w);
+/* Caller holds b->lock: is any waiter of (key, bit) queued? */
+bool fw_key_queued(const struct fw_bucket *b, const void *key, int bit);
 bool fw_word_has_waiters(const struct fw_bucket *b, const void *word);
 /* Called with b->lock held (w queued); returns with it released, except for
  * FW_TIMEDOUT, which returns with b->lock held and w already unlinked so the
@@ -305,11 +311,12 @@ void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w)
 void fw_signal_all(struct fw_wake_list *l, int state);
 
 /* The unified wake walk under b->lock.  Chooses, in FIFO order: every
- * waiter of (key, bit) that is non-exclusive, and up to nr_exclusive of the
- * exclusive ones (FWAIT_ALL for all); under FWAIT_BROADCAST every waiter in
- * the bucket.  Counts foreign waiters walked past. */
+ * waiter of (key, bit) that is non-exclusive (if shared), and up to
+ * nr_exclusive of the exclusive ones (FWAIT_ALL for all); under
+ * FWAIT_BROADCAST every waiter in the bucket.  Counts foreign waiters
+ * walked past. */
 void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
-		int bit, uint32_t nr_exclusive, struct fw_wake_list *l);
+		int bit, bool shared, uint32_t nr_exclusive, struct fw_wake_list *l);
 
 /* Caller holds b->lock: the oldest exclusive waiter of (key, bit) or NULL;
  * if found, counts the foreign waiters walked past to reach it (or, if

@@ -22,9 +22,22 @@
  * safe for the same reason queueing at all is: ready() and the enqueue are
  * under the bucket lock that fwait_wake takes.
  *
+ * The parking-lot calls (fwait_wait_ex, fwait_wake_ex) are the same walk
+ * with three more outputs.  The waker's callback runs under the bucket
+ * lock after the choice, so what it reports (how many were chosen, whether
+ * the key still has waiters) is exact: every waiter queues under that
+ * lock, after a ready() that also runs under it.  Its token is written
+ * into each chosen record before the post that wakes it (the parker's
+ * release/acquire then orders it), and a waiter woken with a token returns
+ * without another ready(): what the waker handed over (a lock kept held
+ * for it) is not there for ready() to find.  How a wait ended is what the
+ * loop already knows: the pre-check, a first locked check, or a check (or
+ * a token) right after a wake, the one case that consumed a wake.
+ *
  * FWAIT_PRECHECK calls ready() once before all of this, without the lock:
  * a true answer returns at once (it claims nothing fwait guards), a false
  * one changes nothing, as the locked check after the announce decides.
+ * FWAIT_SPIN repeats that look for up to spin_ns (fwait_spin).
  *
  * A wake with nobody to wake skips the bucket lock.  Each bucket counts the
  * threads inside fwait_wait on it (nkeyed).  The pairing is Dekker's, as in
@@ -52,6 +65,8 @@
  */
 #include "fwait/internal.h"
 #include "util/chaos.h"
+#include "util/clock.h"
+#include "util/cpu.h"
 
 #include <errno.h>
 
@@ -65,18 +80,24 @@ static void leave(struct fw_bucket *b)
 	pthread_mutex_unlock(&b->lock);
 }
 
-int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
-	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
+/* The wait itself (fwait_wait and fwait_wait_ex): tokens ends the wait on
+ * a wake's token (fwait_wait_ex) instead of re-checking ready(). */
+static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
+		      fwait_ready_fn ready, void *arg, const struct timespec *deadline,
+		      bool tokens, struct fwait_wait_result *out)
 {
 	if (t == NULL || key == NULL || ready == NULL ||
-	    (flags & ~(FWAIT_EXCLUSIVE | FWAIT_PRECHECK)) || !fwait_deadline_valid(deadline))
+	    (flags & ~(FWAIT_EXCLUSIVE | FWAIT_PRECHECK | FWAIT_SPIN)) ||
+	    !fwait_deadline_valid(deadline))
 		return -EINVAL;
 	debug_assert_msg(!fwait_witness_holds_rank(UTIL_RANK_FW_BUCKET),
 			 "fwait_wait called under a bucket or pool lock (from a ready() callback?)");
-	/* The caller's fast path (fwait.h): an unlocked look that can only
+	*out = (struct fwait_wait_result){ .how = FWAIT_HOW_PRECHECK };
+	/* The caller's fast path (fwait.h): unlocked looks that can only
 	 * say "no need to wait"; a false answer is re-checked under the lock
 	 * below, after the Dekker announce, like any first check. */
-	if ((flags & FWAIT_PRECHECK) && ready(arg))
+	if ((flags & FWAIT_SPIN) ? fwait_spin(t, ready, arg) :
+	    (flags & FWAIT_PRECHECK) && ready(arg))
 		return 0;
 
 	bool exclusive = flags & FWAIT_EXCLUSIVE;
@@ -102,13 +123,26 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 
 		bool raced;
 		int state = fw_sleep(t, b, &w, deadline, &raced);
+		out->sleeps++;
 		if (state == FW_TIMEDOUT) {
 			/* Not woken.  One last look, under the lock. */
+			woken = false;
 			if (!ready(arg)) {
 				FW_STAT(b, timeouts, 1);
 				rc = -ETIMEDOUT;
 			}
 			break;
+		}
+		woken = true;
+		/* The token was written before the post that woke us (the
+		 * parker's acquire orders it): the waker handed us something,
+		 * which the deadline cannot take back.  Leaving needs no lock:
+		 * the count's decrement is relaxed either way (leave()). */
+		if (tokens && w.token) {
+			out->token = w.token;
+			atomic_fetch_sub_explicit(&b->nkeyed, 1, memory_order_relaxed);
+			out->how = FWAIT_HOW_WOKEN;
+			return 0;
 		}
 		if (raced) {
 			/* Woken as the deadline passed.  If the condition does
@@ -126,18 +160,54 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 			}
 			leave(b);
 			fw_signal_all(&l, FW_WOKEN);
+			out->how = rc ? FWAIT_HOW_TIMEDOUT : FWAIT_HOW_WOKEN;
 			return rc;
 		}
-		woken = true;
 		pthread_mutex_lock(&b->lock);
 	}
 	leave(b);
+	out->how = rc ? FWAIT_HOW_TIMEDOUT : woken ? FWAIT_HOW_WOKEN : FWAIT_HOW_LOCKED;
 	return rc;
 }
 
-int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
+int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
+	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
 {
-	if (t == NULL || key == NULL)
+	struct fwait_wait_result r;
+	return keyed_wait(t, key, flags, ready, arg, deadline, false, &r);
+}
+
+int fwait_wait_ex(struct fwait_table *t, const void *key, unsigned flags,
+		  fwait_ready_fn ready, void *arg, const struct timespec *deadline,
+		  struct fwait_wait_result *out)
+{
+	struct fwait_wait_result r;
+	return keyed_wait(t, key, flags, ready, arg, deadline, true, out ? out : &r);
+}
+
+/* Under b->lock, after the choice: what fwait_wake_ex's callback is told. */
+static struct fwait_wake_report report_of(const struct fwait_table *t, const struct fw_bucket *b,
+					  const void *key, const struct fw_wake_list *l)
+{
+	struct fwait_wake_report r = { .woken = l->count };
+	const struct fw_waiter *oldest = NULL;
+
+	for (const struct fw_waiter *w = l->first; w; w = w->next) {
+		if (!w->exclusive)
+			continue;
+		if (!oldest)
+			oldest = w; /* the list is in FIFO order */
+		r.woken_exclusive++;
+	}
+	r.more_waiters = fw_key_queued(b, key, FW_GENERIC_BIT);
+	r.due = oldest && t->pf.wake_one && (t->strict || fw_due(t, oldest));
+	return r;
+}
+
+int fwait_wake_ex(struct fwait_table *t, const void *key, uint32_t nr, unsigned flags,
+		  fwait_wake_fn cb, void *arg)
+{
+	if (t == NULL || key == NULL || (flags & ~FWAIT_WAKE_EXCLUSIVE_ONLY))
 		return -EINVAL;
 
 	debug_assert_msg(!fwait_witness_holds_rank(UTIL_RANK_FW_BUCKET),
@@ -145,7 +215,12 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 	struct fw_bucket *b = fw_bucket_of(t, key);
 	struct fw_wake_list l = { 0 };
 
-	if (!t->pf.unfiltered) {
+	/* With a callback the lock is always taken: the callback may change
+	 * the caller's word (clear its waiters bit), which must be ordered
+	 * against every waiter's ready() by the lock they run under; skipped
+	 * unlocked, a waiter arriving after the skip could set the bit that
+	 * the late callback then clears, and sleep unseen. */
+	if (cb == NULL && !t->pf.unfiltered) {
 		CHAOS_POINT("keyed.c:fwait_wake:before_fence");
 		/* The waker's half of the Dekker pair (design note): the fence
 		 * orders the caller's write of the condition before the read
@@ -157,9 +232,44 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
 	CHAOS_POINT("keyed.c:fwait_wake:before_lock");
 	pthread_mutex_lock(&b->lock);
 	FW_STAT(b, slow_wakes, 1);
-	fw_collect(t, b, key, FW_GENERIC_BIT,
+	fw_collect(t, b, key, FW_GENERIC_BIT, !(flags & FWAIT_WAKE_EXCLUSIVE_ONLY),
 		   t->pf.wake_one ? nr : FWAIT_ALL, &l);
+	if (cb) {
+		struct fwait_wake_report r = report_of(t, b, key, &l);
+		uint64_t token = cb(&r, arg);
+		/* Written before fw_signal_all's post to each waiter, which
+		 * orders it for the waiter (fw_waiter.token). */
+		for (struct fw_waiter *w = l.first; w && token; w = w->next)
+			w->token = token;
+		if (token && l.count)
+			FW_STAT(b, handoffs, l.count);
+	}
 	pthread_mutex_unlock(&b->lock);
 	fw_signal_all(&l, FW_WOKEN);
 	return (int)(l.count > INT32_MAX ? INT32_MAX : l.count);
+}
+
+int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr)
+{
+	return fwait_wake_ex(t, key, nr, 0, NULL, NULL);
+}
+
+bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg)
+{
+	if (t == NULL || ready == NULL)
+		return false;
+	if (ready(arg))
+		return true;
+	if (!fw_fair(t) || t->spin_ns == 0)
+		return false;
+	/* As fwait_bit_lock's spin (bitops_word.h): the clock is read every
+	 * 16 looks, a pause between looks. */
+	uint64_t start = util_now_ns();
+	for (unsigned i = 1;; i++) {
+		util_cpu_relax();
+		if (ready(arg))
+			return true;
+		if (i % 16 == 0 && util_now_ns() - start >= t->spin_ns)
+			return false;
+	}
 }

@@ -207,6 +207,7 @@ void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusiv
 	w->since_ns = 0;
 	w->first_ns = 0;
 	w->steals = 0;
+	w->token = 0;
 	w->pk = parker_get();
 }
 
@@ -368,6 +369,12 @@ void fw_unlink(struct fw_bucket *b, struct fw_waiter *w)
 	b->depth--;
 }
 
+bool fw_key_queued(const struct fw_bucket *b, const void *key, int bit)
+{
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
+	return group_of(b, key, bit, NULL) != NULL;
+}
+
 bool fw_word_has_waiters(const struct fw_bucket *b, const void *word)
 {
 	for (const struct fw_waiter *h = b->keys; h; h = h->knext)
@@ -390,8 +397,8 @@ void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w)
 }
 
 /* Choose, oldest first, every non-exclusive waiter of the group headed by h
- * and up to *nr_exclusive exclusive ones (FWAIT_ALL: all). */
-static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h,
+ * (unless !shared) and up to *nr_exclusive exclusive ones (FWAIT_ALL: all). */
+static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h, bool shared,
 			      uint32_t *nr_exclusive, struct fw_wake_list *l)
 {
 	struct fw_waiter *newest = h->prev, *w = h;
@@ -401,7 +408,8 @@ static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h,
 		struct fw_waiter *next = w == newest ? NULL : w->next;
 
 		if (!w->exclusive) {
-			fw_choose(b, l, w);
+			if (shared)
+				fw_choose(b, l, w);
 		} else if (*nr_exclusive > 0) {
 			if (*nr_exclusive != FWAIT_ALL)
 				(*nr_exclusive)--;
@@ -412,7 +420,7 @@ static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h,
 }
 
 void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
-		int bit, uint32_t nr_exclusive, struct fw_wake_list *l)
+		int bit, bool shared, uint32_t nr_exclusive, struct fw_wake_list *l)
 {
 	debug_assert_held(&b->lock); /* internal.h: the wake walk runs under b->lock */
 	if (t->pf.unfiltered) {
@@ -421,7 +429,7 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 		struct fw_waiter *h = b->keys;
 		while (h) {
 			struct fw_waiter *next_group = h->knext;
-			choose_from_group(b, h, &all, l);
+			choose_from_group(b, h, true, &all, l);
 			h = next_group;
 		}
 		return;
@@ -429,7 +437,7 @@ void fw_collect(struct fwait_table *t, struct fw_bucket *b, const void *key,
 	uint64_t foreign = 0;
 	struct fw_waiter *h = group_of(b, key, bit, &foreign);
 	if (h)
-		choose_from_group(b, h, &nr_exclusive, l);
+		choose_from_group(b, h, shared, &nr_exclusive, l);
 	if (foreign)
 		FW_STAT(b, foreign, foreign);
 }

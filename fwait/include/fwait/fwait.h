@@ -268,7 +268,8 @@ struct fwait_stats {
 	uint64_t spurious_wakeups; /* woken, but had to sleep again */
 	uint64_t foreign_skipped;  /* waiters of other keys passed over by wakes */
 	uint64_t timeouts;         /* waits that returned -ETIMEDOUT */
-	uint64_t handoffs;         /* lock bits handed directly to a waiter */
+	uint64_t handoffs;         /* lock bits handed directly to a waiter, and
+	                            * waiters woken with a token (fwait_wake_ex) */
 	uint64_t slow_wakes;       /* wake calls that took a bucket lock */
 	uint64_t slow_waits;       /* wait calls that took a bucket lock (slept or not) */
 	/* FAIR only: exclusive waiters (lock bits and keyed waits) that were

@@ -1,0 +1,503 @@
+/*
+ * hlatch.c - hybrid latches (optimistic, shared, exclusive) on a caller's
+ * 64-bit word laid out as the caller chooses.
+ *
+ * Layer 5 (hybrid latch): calls only keyed.c's public calls
+ * (fwait_wait_ex, fwait_wake_ex, fwait_wake, fwait_spin).
+ *
+ * Design note
+ * -----------
+ * The parking-lot pattern of fwait.h ("Keyed waits, complete"), built: the
+ * word holds the state, a version and (optionally) a waiters bit W; fwait
+ * holds nothing per latch.  Shared and exclusive waiters sleep on one key,
+ * the word's address.  No lock of our own: the bucket lock of that key,
+ * which fwait takes around every ready() and wake callback, is what
+ * orders W's changes against the waiters.
+ *
+ * W, exactly.  A waiter sets W (a CAS on the value it saw held) in its
+ * ready(), under the bucket lock, then sleeps.  A release that sees W clear
+ * frees the latch with one CAS and does not call fwait; if W was set
+ * meanwhile, its CAS fails (the value changed) and it goes slow.  A
+ * release that sees W set calls fwait_wake_ex; its callback, under the
+ * same bucket lock, frees (or hands over) the latch and sets W to the
+ * report's more_waiters: exactly whether anyone is still queued, since a
+ * woken waiter that loses its race sets W again in its next ready(), under
+ * that lock.  Why relaxed suffices for W's CAS: every release is an RMW on
+ * the word, and an RMW reads the last value in the word's modification
+ * order; a W-setting CAS expected a held value, so it precedes (in that
+ * order) the release that ends the hold, which therefore sees W.  A waiter
+ * that times out leaves W set: the next release goes slow once and clears
+ * it (more_waiters false).
+ *
+ * Fairness.  The take is inside ready(), so a woken writer that loses to
+ * a running thread re-queues at the head of the key (fwait's FAIR), and
+ * an exclusive release whose report says the oldest writer is due keeps
+ * the latch exclusive and hands it over with a token (HL_HANDOFF); the
+ * shared waiters chosen by the same wake get the token too and wait
+ * again.  A new reader does not join a shared latch while W is set (a
+ * writer, or a reader held back by shared_max, is queued), so readers
+ * cannot starve a writer; a woken reader does join, or the readers of one
+ * wake would send each other back to sleep.
+ *
+ * Optimistic readers (Boehm's seqlock, "Can seqlocks get along with
+ * programming language memory models?", 2012): every exclusive take is
+ * followed by a release fence before the holder's first store to the data
+ * (x_taken: on ARM a later store may become visible before the CAS's
+ * store), and fwait_hlatch_validate starts with an acquire fence.  If a
+ * reader's relaxed load of the data reads a store the holder made after
+ * taking, the holder's release fence synchronises with the reader's
+ * acquire fence, so the take's CAS happens before validate's load of the
+ * word, which then reads that CAS's value or a later one: exclusive, or a
+ * bumped version, and the read fails.  A handoff keeps the latch exclusive
+ * throughout and bumps the version, and the new holder's stores follow its
+ * own x_taken, so the same argument holds for it.
+ */
+#include "fwait/internal.h"
+
+#include <errno.h>
+
+/* The token of a handoff: the latch was kept exclusive for the waiter. */
+#define HL_HANDOFF 1u
+
+/* A layout, decoded: masks in place. */
+struct hl {
+	unsigned shift;      /* state_shift */
+	uint64_t smask;      /* the state field */
+	uint64_t vmask, vone;/* the version field, its 1 */
+	uint64_t w;          /* W, or 0 */
+	unsigned smax, x, marked;
+};
+
+/* What the latch calls a state value. */
+enum hl_kind { HL_FREE, HL_SHARED, HL_X, HL_OTHER };
+
+static int decode(const struct fwait_hlatch_layout *l, struct hl *h)
+{
+	if (l == NULL || l->state_bits < 2 || l->state_bits > 16 ||
+	    l->state_shift + l->state_bits > 64 || l->version_bits < 1 ||
+	    l->version_bits > 62 || l->version_shift + l->version_bits > 64)
+		return -EINVAL;
+	unsigned top = (1u << l->state_bits) - 1;
+	if (l->exclusive == 0 || l->exclusive > top || l->exclusive <= l->shared_max)
+		return -EINVAL;
+	if (l->marked && (l->marked > top || l->marked == l->exclusive ||
+			  l->marked <= l->shared_max))
+		return -EINVAL;
+	h->shift = l->state_shift;
+	h->smask = (uint64_t)top << l->state_shift;
+	h->vone = UINT64_C(1) << l->version_shift;
+	h->vmask = ((UINT64_C(1) << l->version_bits) - 1) << l->version_shift;
+	if (h->smask & h->vmask)
+		return -EINVAL;
+	h->w = 0;
+	if (l->waiters_bit >= 0) {
+		if (l->waiters_bit > 63)
+			return -EINVAL;
+		h->w = UINT64_C(1) << l->waiters_bit;
+		if (h->w & (h->smask | h->vmask))
+			return -EINVAL;
+	} else if (l->waiters_bit != -1) {
+		return -EINVAL;
+	}
+	h->smax = l->shared_max;
+	h->x = l->exclusive;
+	h->marked = l->marked;
+	return 0;
+}
+
+static inline unsigned state_of(const struct hl *h, uint64_t v)
+{
+	return (unsigned)((v & h->smask) >> h->shift);
+}
+
+static inline uint64_t with_state(const struct hl *h, uint64_t v, unsigned s)
+{
+	return (v & ~h->smask) | ((uint64_t)s << h->shift);
+}
+
+static inline uint64_t bumped(const struct hl *h, uint64_t v)
+{
+	return (v & ~h->vmask) | ((v + h->vone) & h->vmask);
+}
+
+static enum hl_kind kind_of(const struct hl *h, unsigned s)
+{
+	if (s == 0 || (h->marked && s == h->marked))
+		return HL_FREE;
+	if (s == h->x)
+		return HL_X;
+	return s <= h->smax ? HL_SHARED : HL_OTHER;
+}
+
+/* The exclusive holder's first stores follow this (design note). */
+static inline void x_taken(void)
+{
+	atomic_thread_fence(memory_order_release);
+}
+
+/* ---- taking: one attempt on a value already loaded ---- */
+
+/* A wait's state, shared by its spin, its ready() and the call. */
+struct hl_wait {
+	const struct hl *h;
+	fwait_atomic_u64 *word;
+	int err;      /* -EAGAIN: the caller's own state */
+	bool taken;
+	bool queued;  /* ready() returned false once: a woken reader joins */
+};
+
+/* One try at exclusive.  0 taken, -EBUSY held, -EAGAIN the caller's
+ * state.  acquire on success: pairs with the release of the RMW that last
+ * freed the latch (a release CAS, or a wake callback's). */
+static int try_x(const struct hl *h, fwait_atomic_u64 *word)
+{
+	uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+	for (;;) {
+		switch (kind_of(h, state_of(h, v))) {
+		case HL_OTHER:
+			return -EAGAIN;
+		case HL_FREE:
+			if (atomic_compare_exchange_weak_explicit(word, &v, with_state(h, v, h->x),
+					memory_order_acquire, memory_order_relaxed))
+				return 0;
+			continue;
+		default:
+			return -EBUSY;
+		}
+	}
+}
+
+/* One try at shared; fresh: a new reader, which defers to W.  Same
+ * returns and ordering as try_x. */
+static int try_s(const struct hl *h, fwait_atomic_u64 *word, bool fresh)
+{
+	uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+	for (;;) {
+		unsigned s = state_of(h, v);
+		uint64_t nv;
+		switch (kind_of(h, s)) {
+		case HL_OTHER:
+			return -EAGAIN;
+		case HL_FREE:
+			nv = with_state(h, v, 1);
+			break;
+		case HL_SHARED:
+			if (s == h->smax || (fresh && (v & h->w)))
+				return -EBUSY;
+			nv = with_state(h, v, s + 1);
+			break;
+		default:
+			return -EBUSY;
+		}
+		if (atomic_compare_exchange_weak_explicit(word, &v, nv,
+				memory_order_acquire, memory_order_relaxed))
+			return 0;
+	}
+}
+
+/* Under the bucket lock: the latch is held as seen in v; set W unless it
+ * is set already.  false: the word changed, look again.  Relaxed: the
+ * release that ends this hold is an RMW after this CAS in the word's
+ * modification order, so it reads W (design note). */
+static bool announce(struct hl_wait *c, uint64_t v)
+{
+	if (!c->h->w || (v & c->h->w))
+		return true;
+	return atomic_compare_exchange_strong_explicit(c->word, &v, v | c->h->w,
+			memory_order_relaxed, memory_order_relaxed);
+}
+
+/* A wait's ready(): take, or announce and sleep.  Under the bucket lock,
+ * except from the spin (spinning: no W), where a look is all it is. */
+static bool take_or_announce(struct hl_wait *c, bool exclusive, bool locked)
+{
+	for (;;) {
+		int rc = exclusive ? try_x(c->h, c->word) : try_s(c->h, c->word, !c->queued);
+		if (rc != -EBUSY) {
+			c->err = rc;
+			c->taken = rc == 0;
+			return true;
+		}
+		if (!locked)
+			return false;
+		uint64_t v = atomic_load_explicit(c->word, memory_order_relaxed);
+		enum hl_kind k = kind_of(c->h, state_of(c->h, v));
+		if (k == HL_FREE || k == HL_OTHER)
+			continue; /* released meanwhile: try again */
+		if (!exclusive && k == HL_SHARED && c->queued && state_of(c->h, v) < c->h->smax)
+			continue; /* a woken reader may join */
+		if (announce(c, v)) {
+			c->queued = true;
+			return false;
+		}
+	}
+}
+
+static bool ready_x(void *arg) { return take_or_announce(arg, true, true); }
+static bool ready_s(void *arg) { return take_or_announce(arg, false, true); }
+static bool spin_x(void *arg) { return take_or_announce(arg, true, false); }
+static bool spin_s(void *arg) { return take_or_announce(arg, false, false); }
+
+/* Spin, then sleep until taken (0), handed over (0), the caller's state
+ * (-EAGAIN) or the deadline (-ETIMEDOUT). */
+static int hl_wait(struct fwait_table *t, struct hl_wait *c, bool exclusive,
+		   const struct timespec *deadline)
+{
+	if (fwait_spin(t, exclusive ? spin_x : spin_s, c))
+		return c->err;
+	for (;;) {
+		struct fwait_wait_result r;
+		int rc = fwait_wait_ex(t, c->word, exclusive ? FWAIT_EXCLUSIVE : 0,
+				       exclusive ? ready_x : ready_s, c, deadline, &r);
+		if (rc < 0)
+			return rc;
+		if (r.token == HL_HANDOFF) {
+			if (exclusive)
+				return 0; /* kept exclusive for us */
+			continue; /* a reader chosen beside a writer's handoff */
+		}
+		if (c->err == -EAGAIN && r.how == FWAIT_HOW_WOKEN && exclusive)
+			/* Woken, and leaving without the latch: pass the
+			 * wake on (fwait.h, FWAIT_HOW_WOKEN). */
+			fwait_wake(t, c->word, 1);
+		return c->err;
+	}
+}
+
+int fwait_hlatch_layout_check(const struct fwait_hlatch_layout *l)
+{
+	struct hl h;
+	return decode(l, &h);
+}
+
+int fwait_hlatch_trylock(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word)
+{
+	struct hl h;
+	if (word == NULL || decode(l, &h))
+		return -EINVAL;
+	int rc = try_x(&h, word);
+	if (rc == 0)
+		x_taken();
+	return rc;
+}
+
+int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+		      fwait_atomic_u64 *word, const struct timespec *deadline)
+{
+	struct hl h;
+	if (t == NULL || word == NULL || decode(l, &h) || !fwait_deadline_valid(deadline))
+		return -EINVAL;
+	int rc = try_x(&h, word);
+	if (rc == -EBUSY) {
+		struct hl_wait c = { .h = &h, .word = word };
+		rc = hl_wait(t, &c, true, deadline);
+	}
+	if (rc == 0)
+		x_taken();
+	return rc;
+}
+
+int fwait_hlatch_trylock_shared(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word)
+{
+	struct hl h;
+	if (word == NULL || decode(l, &h) || h.smax == 0)
+		return -EINVAL;
+	return try_s(&h, word, true);
+}
+
+int fwait_hlatch_lock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			     fwait_atomic_u64 *word, const struct timespec *deadline)
+{
+	struct hl h;
+	if (t == NULL || word == NULL || decode(l, &h) || h.smax == 0 ||
+	    !fwait_deadline_valid(deadline))
+		return -EINVAL;
+	int rc = try_s(&h, word, true);
+	if (rc == -EBUSY) {
+		struct hl_wait c = { .h = &h, .word = word };
+		rc = hl_wait(t, &c, false, deadline);
+	}
+	return rc;
+}
+
+/* ---- releasing ---- */
+
+/* A slow release's callback, under the bucket lock: from the held value
+ * (exclusive, or the last shared holder), free the latch into `to` or,
+ * if the oldest writer chosen is due, keep it exclusive for that writer;
+ * either way W becomes "waiters are still queued".  Release CAS: the
+ * freed latch publishes the hold to whoever takes it next (their acquire
+ * CAS), and the handoff to the woken writer, whose return the token's
+ * handshake orders besides. */
+struct hl_release {
+	const struct hl *h;
+	fwait_atomic_u64 *word;
+	unsigned to;   /* the state after a free release */
+	bool bump;     /* an exclusive release: the version moves */
+};
+
+static uint64_t release_cb(const struct fwait_wake_report *r, void *arg)
+{
+	struct hl_release *c = arg;
+	const struct hl *h = c->h;
+	uint64_t v = atomic_load_explicit(c->word, memory_order_relaxed);
+	uint64_t nv;
+	bool handoff;
+
+	/* A loop for the caller's own bits (fwait.h: changed with RMWs only)
+	 * and, for a shared release, for woken readers that joined after we
+	 * saw ourselves last: then we are not last any more, and only leave. */
+	do {
+		unsigned s = state_of(h, v);
+		bool last = c->bump || s == 1;
+		handoff = last && r->woken_exclusive && r->due && kind_of(h, c->to) == HL_FREE;
+		nv = !last ? with_state(h, v, s - 1) :
+		     with_state(h, v, handoff ? h->x : c->to);
+		if (c->bump)
+			nv = bumped(h, nv);
+		if (r->more_waiters)
+			nv |= h->w;
+		else if (last)
+			nv &= ~h->w;
+	} while (!atomic_compare_exchange_weak_explicit(c->word, &v, nv,
+			memory_order_release, memory_order_relaxed));
+	return handoff ? HL_HANDOFF : 0;
+}
+
+/* Release the hold seen in v (state now `held`) into `to`.  Fast: one
+ * release CAS when W is clear (a W set meanwhile fails it).  Slow: the
+ * callback above decides under the bucket lock.  Without W: free, then
+ * fwait_wake (which skips the bucket when nobody waits there). */
+static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *word,
+		   unsigned to, bool exclusive)
+{
+	uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+	for (;;) {
+		unsigned s = state_of(h, v);
+		if (exclusive ? s != h->x : kind_of(h, s) != HL_SHARED)
+			return -EPERM;
+		bool last = exclusive || s == 1;
+		if (last && (v & h->w))
+			break;
+		uint64_t nv = last ? with_state(h, v, to) : with_state(h, v, s - 1);
+		if (exclusive)
+			nv = bumped(h, nv);
+		/* release: publishes the hold to the next taker's acquire
+		 * CAS, and (exclusive) the version to readers' validate. */
+		if (atomic_compare_exchange_weak_explicit(word, &v, nv,
+				memory_order_release, memory_order_relaxed)) {
+			if (!h->w && last)
+				fwait_wake(t, word, kind_of(h, to) == HL_OTHER ? FWAIT_ALL : 1);
+			return 0;
+		}
+	}
+	struct hl_release c = { .h = h, .word = word, .to = to, .bump = exclusive };
+	/* One writer and every reader; all of them when the state becomes
+	 * the caller's (each then returns -EAGAIN). */
+	fwait_wake_ex(t, word, kind_of(h, to) == HL_OTHER ? FWAIT_ALL : 1, 0, release_cb, &c);
+	return 0;
+}
+
+int fwait_hlatch_unlock_to(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			   fwait_atomic_u64 *word, unsigned state)
+{
+	struct hl h;
+	if (t == NULL || word == NULL || decode(l, &h) || state > (h.smask >> h.shift))
+		return -EINVAL;
+	enum hl_kind k = kind_of(&h, state);
+	if (k == HL_SHARED || k == HL_X)
+		return -EINVAL;
+	return release(t, &h, word, state, true);
+}
+
+int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			fwait_atomic_u64 *word)
+{
+	return fwait_hlatch_unlock_to(t, l, word, 0);
+}
+
+int fwait_hlatch_unlock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			       fwait_atomic_u64 *word)
+{
+	struct hl h;
+	if (t == NULL || word == NULL || decode(l, &h) || h.smax == 0)
+		return -EINVAL;
+	return release(t, &h, word, 0, false);
+}
+
+/* ---- optimistic reads ---- */
+
+/* ready() of a reader waiting out an exclusive holder: not exclusive any
+ * more, or announced. */
+static bool not_x(void *arg)
+{
+	struct hl_wait *c = arg;
+	for (;;) {
+		uint64_t v = atomic_load_explicit(c->word, memory_order_relaxed);
+		if (state_of(c->h, v) != c->h->x)
+			return true;
+		if (announce(c, v))
+			return false;
+	}
+}
+
+static bool spin_not_x(void *arg)
+{
+	struct hl_wait *c = arg;
+	return state_of(c->h, atomic_load_explicit(c->word, memory_order_relaxed)) != c->h->x;
+}
+
+int fwait_hlatch_read_begin(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			    const fwait_atomic_u64 *word, const struct timespec *deadline,
+			    uint64_t *snapshot)
+{
+	struct hl h;
+	if (t == NULL || word == NULL || snapshot == NULL || decode(l, &h) ||
+	    !fwait_deadline_valid(deadline))
+		return -EINVAL;
+	/* The waits only read the word, and W's CAS is an atomic RMW that
+	 * changes no field of the latch's: the const is the caller's view. */
+	struct hl_wait c = { .h = &h, .word = (fwait_atomic_u64 *)word };
+	for (;;) {
+		/* acquire: pairs with the release of the last exclusive
+		 * release (a reader that then reads the data sees its
+		 * writes), as Boehm's seqlock reader's first load. */
+		uint64_t v = atomic_load_explicit(word, memory_order_acquire);
+		enum hl_kind k = kind_of(&h, state_of(&h, v));
+		if (k != HL_X) {
+			*snapshot = v;
+			return k == HL_OTHER ? -EAGAIN : 0;
+		}
+		if (fwait_spin(t, spin_not_x, &c))
+			continue;
+		int rc = fwait_wait_ex(t, word, 0, not_x, &c, deadline, NULL);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+bool fwait_hlatch_validate(const struct fwait_hlatch_layout *l, const fwait_atomic_u64 *word,
+			   uint64_t snapshot)
+{
+	struct hl h;
+	if (word == NULL || decode(l, &h))
+		return false;
+	/* acquire: the reader's data loads come before the word's load
+	 * below (design note: pairs with x_taken's release fence). */
+	atomic_thread_fence(memory_order_acquire);
+	uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
+	return ((v ^ snapshot) & h.vmask) == 0 && state_of(&h, v) != h.x &&
+	       state_of(&h, snapshot) != h.x;
+}
+
+unsigned fwait_hlatch_state(const struct fwait_hlatch_layout *l, uint64_t v)
+{
+	struct hl h;
+	return decode(l, &h) ? 0 : state_of(&h, v);
+}
+
+uint64_t fwait_hlatch_version(const struct fwait_hlatch_layout *l, uint64_t v)
+{
+	struct hl h;
+	return decode(l, &h) ? 0 : (v & h.vmask) >> l->version_shift;
+}
