@@ -80,14 +80,16 @@ static void leave(struct fw_bucket *b)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* The wait itself (fwait_wait and fwait_wait_ex): tokens ends the wait on
- * a wake's token (fwait_wait_ex) instead of re-checking ready(). */
+/* The wait itself (fwait_wait and fwait_wait_ex).  ex: fwait_wait_ex's
+ * contract, which takes FWAIT_SPIN and ends the wait on a wake's token
+ * instead of re-checking ready(); fwait_wait's refuses FWAIT_SPIN as an
+ * unknown flag, as it always has. */
 static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 		      fwait_ready_fn ready, void *arg, const struct timespec *deadline,
-		      bool tokens, struct fwait_wait_result *out)
+		      bool ex, struct fwait_wait_result *out)
 {
-	if (t == NULL || key == NULL || ready == NULL ||
-	    (flags & ~(FWAIT_EXCLUSIVE | FWAIT_PRECHECK | FWAIT_SPIN)) ||
+	unsigned known = FWAIT_EXCLUSIVE | FWAIT_PRECHECK | (ex ? FWAIT_SPIN : 0);
+	if (t == NULL || key == NULL || ready == NULL || (flags & ~known) ||
 	    !fwait_deadline_valid(deadline))
 		return -EINVAL;
 	debug_assert_msg(!fwait_witness_holds_rank(UTIL_RANK_FW_BUCKET),
@@ -138,7 +140,7 @@ static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 		 * parker's acquire orders it): the waker handed us something,
 		 * which the deadline cannot take back.  Leaving needs no lock:
 		 * the count's decrement is relaxed either way (leave()). */
-		if (tokens && w.token) {
+		if (ex && w.token) {
 			out->token = w.token;
 			atomic_fetch_sub_explicit(&b->nkeyed, 1, memory_order_relaxed);
 			out->how = FWAIT_HOW_WOKEN;
