@@ -16,8 +16,8 @@
 #                 -Wl,--as-needed $(pkg-config --static --libs bufpool)
 #             libbufpool.a and libfwait.a linked in, the rest (libc,
 #             jemalloc, liburing) shared: NEEDED must not list libbufpool
-#             or libfwait, and bp_open and fwait_table_create must be defined in
-#             the program itself.
+#             or libfwait, and bp_open and fwait_table_create must be
+#             defined in the program itself.
 #   static    cc -static app.c $(pkg-config --static --cflags --libs bufpool)
 #             fully static: no NEEDED at all.
 #
@@ -62,7 +62,9 @@ shared)
 	grep -q 'libbufpool\.so' <<<"$needed" || fail "the program does not need libbufpool.so"
 	grep -q 'libfwait\.so' <<<"$needed" || fail "the program does not need libfwait.so"
 	dirs=$(pkg-config --libs-only-L bufpool | sed 's/-L//g; s/^ *//; s/ *$//; s/  */:/g')
-	run_env=(env "LD_LIBRARY_PATH=$dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}") ;;
+	# (no -L at all where pkg-config left out a system folder: the
+	# caller's LD_LIBRARY_PATH as it is, never an empty entry)
+	run_env=(env "LD_LIBRARY_PATH=$dirs${LD_LIBRARY_PATH:+${dirs:+:}$LD_LIBRARY_PATH}") ;;
 archives)
 	if grep -Eq 'lib(bufpool|fwait)\.so' <<<"$needed"; then
 		fail "the program needs a shared libbufpool or libfwait: the archives were not picked"
