@@ -73,34 +73,16 @@ struct hl {
 /* What the latch calls a state value. */
 enum hl_kind { HL_FREE, HL_SHARED, HL_X, HL_OTHER };
 
+/* The rules are the header's (fwait_hl_valid_, one home), the masks its. */
 static int decode(const struct fwait_hlatch_layout *l, struct hl *h)
 {
-	if (l == NULL || l->state_bits < 2 || l->state_bits > 16 ||
-	    l->state_shift + l->state_bits > 64 || l->version_bits < 1 ||
-	    l->version_bits > 62 || l->version_shift + l->version_bits > 64)
-		return -EINVAL;
-	unsigned top = (1u << l->state_bits) - 1;
-	if (l->exclusive == 0 || l->exclusive > top || l->exclusive <= l->shared_max)
-		return -EINVAL;
-	if (l->marked && (l->marked > top || l->marked == l->exclusive ||
-			  l->marked <= l->shared_max))
+	if (!fwait_hl_valid_(l))
 		return -EINVAL;
 	h->shift = l->state_shift;
-	h->smask = (uint64_t)top << l->state_shift;
+	h->smask = fwait_hl_smax_(l) << l->state_shift;
 	h->vone = UINT64_C(1) << l->version_shift;
-	h->vmask = ((UINT64_C(1) << l->version_bits) - 1) << l->version_shift;
-	if (h->smask & h->vmask)
-		return -EINVAL;
-	h->w = 0;
-	if (l->waiters_bit >= 0) {
-		if (l->waiters_bit > 63)
-			return -EINVAL;
-		h->w = UINT64_C(1) << l->waiters_bit;
-		if (h->w & (h->smask | h->vmask))
-			return -EINVAL;
-	} else if (l->waiters_bit != -1) {
-		return -EINVAL;
-	}
+	h->vmask = fwait_hl_vmask_(l);
+	h->w = fwait_hl_wmask_(l);
 	h->smax = l->shared_max;
 	h->x = l->exclusive;
 	h->marked = l->marked;
@@ -253,11 +235,13 @@ static int hl_wait(struct fwait_table *t, struct hl_wait *c, bool exclusive,
 				       exclusive ? ready_x : ready_s, c, deadline, &r);
 		if (rc < 0)
 			return rc;
-		if (r.token == HL_HANDOFF) {
-			if (exclusive)
-				return 0; /* kept exclusive for us */
-			continue; /* a reader chosen beside a writer's handoff */
-		}
+		if (r.token == HL_HANDOFF && exclusive)
+			return 0; /* kept exclusive for us */
+		if (r.token)
+			/* A reader chosen beside a writer's handoff, or a
+			 * token of the caller's own fwait_wake_ex on the
+			 * word: not ours; ready() did not run after it. */
+			continue;
 		if (c->err == -EAGAIN && r.how == FWAIT_HOW_WOKEN && exclusive)
 			/* Woken, and leaving without the latch: pass the
 			 * wake on (fwait.h, FWAIT_HOW_WOKEN). */
@@ -283,7 +267,7 @@ int fwait_hlatch_trylock(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *
 	return rc;
 }
 
-int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+int fwait_hlatch_lock_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 		      fwait_atomic_u64 *word, const struct timespec *deadline)
 {
 	struct hl h;
@@ -307,7 +291,7 @@ int fwait_hlatch_trylock_shared(const struct fwait_hlatch_layout *l, fwait_atomi
 	return try_s(&h, word, true);
 }
 
-int fwait_hlatch_lock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+int fwait_hlatch_lock_shared_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			     fwait_atomic_u64 *word, const struct timespec *deadline)
 {
 	struct hl h;
@@ -412,13 +396,13 @@ int fwait_hlatch_unlock_to(struct fwait_table *t, const struct fwait_hlatch_layo
 	return release(t, &h, word, state, true);
 }
 
-int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+int fwait_hlatch_unlock_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			fwait_atomic_u64 *word)
 {
 	return fwait_hlatch_unlock_to(t, l, word, 0);
 }
 
-int fwait_hlatch_unlock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+int fwait_hlatch_unlock_shared_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			       fwait_atomic_u64 *word)
 {
 	struct hl h;
@@ -449,7 +433,7 @@ static bool spin_not_x(void *arg)
 	return state_of(c->h, atomic_load_explicit(c->word, memory_order_relaxed)) != c->h->x;
 }
 
-int fwait_hlatch_read_begin(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+int fwait_hlatch_read_begin_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			    const fwait_atomic_u64 *word, const struct timespec *deadline,
 			    uint64_t *snapshot)
 {
@@ -476,30 +460,4 @@ int fwait_hlatch_read_begin(struct fwait_table *t, const struct fwait_hlatch_lay
 		if (rc < 0)
 			return rc;
 	}
-}
-
-bool fwait_hlatch_validate(const struct fwait_hlatch_layout *l, const fwait_atomic_u64 *word,
-			   uint64_t snapshot)
-{
-	struct hl h;
-	if (word == NULL || decode(l, &h))
-		return false;
-	/* acquire: the reader's data loads come before the word's load
-	 * below (design note: pairs with x_taken's release fence). */
-	util_fence_acquire();
-	uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
-	return ((v ^ snapshot) & h.vmask) == 0 && state_of(&h, v) != h.x &&
-	       state_of(&h, snapshot) != h.x;
-}
-
-unsigned fwait_hlatch_state(const struct fwait_hlatch_layout *l, uint64_t v)
-{
-	struct hl h;
-	return decode(l, &h) ? 0 : state_of(&h, v);
-}
-
-uint64_t fwait_hlatch_version(const struct fwait_hlatch_layout *l, uint64_t v)
-{
-	struct hl h;
-	return decode(l, &h) ? 0 : (v & h.vmask) >> l->version_shift;
 }

@@ -187,14 +187,26 @@ int fwait_wait_ex(struct fwait_table *t, const void *key, unsigned flags,
 	return keyed_wait(t, key, flags, ready, arg, deadline, true, out ? out : &r);
 }
 
+/* A chosen waiter of key itself: under FWAIT_BROADCAST a wake chooses the
+ * whole bucket, but only the key's own waiters are reported and given
+ * the token (the others were woken for nothing of the caller's, and
+ * re-check their ready()). */
+static bool of_key(const struct fw_waiter *w, const void *key)
+{
+	return w->key == key && w->bit == FW_GENERIC_BIT;
+}
+
 /* Under b->lock, after the choice: what fwait_wake_ex's callback is told. */
 static struct fwait_wake_report report_of(const struct fwait_table *t, const struct fw_bucket *b,
 					  const void *key, const struct fw_wake_list *l)
 {
-	struct fwait_wake_report r = { .woken = l->count };
+	struct fwait_wake_report r = { 0 };
 	const struct fw_waiter *oldest = NULL;
 
 	for (const struct fw_waiter *w = l->first; w; w = w->next) {
+		if (!of_key(w, key))
+			continue;
+		r.woken++;
 		if (!w->exclusive)
 			continue;
 		if (!oldest)
@@ -242,9 +254,10 @@ int fwait_wake_ex(struct fwait_table *t, const void *key, uint32_t nr, unsigned 
 		/* Written before fw_signal_all's post to each waiter, which
 		 * orders it for the waiter (fw_waiter.token). */
 		for (struct fw_waiter *w = l.first; w && token; w = w->next)
-			w->token = token;
-		if (token && l.count)
-			FW_STAT(b, handoffs, l.count);
+			if (of_key(w, key))
+				w->token = token;
+		if (token && r.woken)
+			FW_STAT(b, handoffs, r.woken);
 	}
 	pthread_mutex_unlock(&b->lock);
 	fw_signal_all(&l, FW_WOKEN);

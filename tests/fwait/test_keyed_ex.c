@@ -249,6 +249,40 @@ START_TEST(report_due)
 }
 END_TEST
 
+
+/* Under FWAIT_BROADCAST a wake wakes the whole bucket, but the report
+ * counts, and the token reaches, only the key's own waiters: a waiter of
+ * another key re-checks its ready() (false) and sleeps again.  (Before,
+ * the token reached it, and a hybrid latch's waiter returned holding
+ * nothing: its ready() had not run.) */
+START_TEST(broadcast_token_only_to_the_key)
+{
+	struct fwait_table *t = th_table_for(FWAIT_BROADCAST, 1);
+	_Atomic bool open = false;
+	int key, other;
+	struct ex_waiter mine = { .t = t, .key = &key, .open = &open, .flags = FWAIT_EXCLUSIVE };
+	struct ex_waiter theirs = { .t = t, .key = &other, .open = &open, .flags = FWAIT_EXCLUSIVE };
+	pthread_t tids[2];
+
+	park(&theirs, &tids[1], 0);
+	park(&mine, &tids[0], 1);
+	struct cb_log log = { .token = 5 };
+	ck_assert_int_eq(fwait_wake_ex(t, &key, 1, 0, log_cb, &log), 2);
+	ck_assert_uint_eq(log.last.woken, 1);
+	ck_assert_uint_eq(log.last.woken_exclusive, 1);
+	th_join_all(&tids[0], 1, TH_DEADLINE_MS, "key's waiter", t);
+	ck_assert_uint_eq(mine.res.token, 5);
+	ck_assert_msg(th_wait_parked(t, 1, TH_DEADLINE_MS), "the other key's waiter did not sleep again");
+	ck_assert(!atomic_load(&theirs.done));
+	atomic_store(&open, true);
+	ck_assert_int_eq(fwait_wake(t, &other, 1), 1);
+	th_join_all(&tids[1], 1, TH_DEADLINE_MS, "other key's waiter", t);
+	ck_assert_int_eq(theirs.res.how, FWAIT_HOW_WOKEN);
+	ck_assert_uint_eq(theirs.res.token, 0);
+	fwait_table_destroy(t);
+}
+END_TEST
+
 /* ---- spin and bad input ---------------------------------------------------- */
 
 static bool count_false(void *arg)
@@ -322,6 +356,7 @@ int main(void)
 	tcase_add_test(tc, token_ends_the_wait_without_ready);
 	tcase_add_test(tc, report_is_exact);
 	tcase_add_test(tc, report_due);
+	tcase_add_test(tc, broadcast_token_only_to_the_key);
 	tcase_add_test(tc, spin_looks_then_gives_up);
 	tcase_add_test(tc, bad_input);
 	suite_add_tcase(su, tc);

@@ -506,8 +506,10 @@ int fwait_wait_ex(struct fwait_table *t, const void *key, unsigned flags,
 
 /* What fwait_wake_ex's callback is told, under the bucket lock. */
 struct fwait_wake_report {
-	uint32_t woken;         /* waiters this wake chose (they run once the
-				 * lock is dropped) */
+	uint32_t woken;         /* waiters of key this wake chose (they run
+				 * once the lock is dropped; under
+				 * FWAIT_BROADCAST the bucket's other waiters,
+				 * woken too, are not counted) */
 	uint32_t woken_exclusive; /* of which exclusive */
 	bool more_waiters;      /* waiters of key are still queued after it:
 				 * exact, under the lock every waiter queues
@@ -520,7 +522,8 @@ struct fwait_wake_report {
 };
 
 /* Runs under the bucket lock, once per fwait_wake_ex; its return value is
- * the token every chosen waiter receives (0: none, they re-check ready()).
+ * the token every chosen waiter of key receives (0: none, they re-check
+ * ready(); so do other keys' waiters that FWAIT_BROADCAST woke).
  * The rules of fwait_ready_fn apply: atomics on the caller's own words,
  * no call into the table, no blocking. */
 typedef uint64_t (*fwait_wake_fn)(const struct fwait_wake_report *r, void *arg);
@@ -604,47 +607,231 @@ struct fwait_hlatch_layout {
  * it too, and return -EINVAL for a bad one. */
 int fwait_hlatch_layout_check(const struct fwait_hlatch_layout *l);
 
-/* Take exclusive: 0; -EAGAIN at once (nothing held) if the state is the
- * caller's own (not free, shared or exclusive); -ETIMEDOUT; -EINVAL. */
-int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
-		      fwait_atomic_u64 *word, const struct timespec *deadline);
+/*
+ * The calls below marked "inline" have their uncontended path in this
+ * header, as liburcu's fast paths: with a layout the compiler can see (a
+ * static const struct), taking or releasing is one load and one CAS, no
+ * call; a layout known only at run time adds its checks (a dozen
+ * compares).  Anything else calls the out-of-line fwait_hlatch_*_slow,
+ * which does the whole call (its fast path again included): what a
+ * binding from another language calls.  The word's protocol is therefore
+ * part of the ABI: a later release changes it only with a new soname.
+ */
+int fwait_hlatch_lock_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			   fwait_atomic_u64 *word, const struct timespec *deadline);
+int fwait_hlatch_unlock_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			     fwait_atomic_u64 *word);
+int fwait_hlatch_lock_shared_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				  fwait_atomic_u64 *word, const struct timespec *deadline);
+int fwait_hlatch_unlock_shared_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				    fwait_atomic_u64 *word);
+int fwait_hlatch_read_begin_slow(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				 const fwait_atomic_u64 *word, const struct timespec *deadline,
+				 uint64_t *snapshot);
+
 /* 0 taken, -EBUSY held (shared or exclusive), -EAGAIN the caller's state,
  * -EINVAL.  Never sleeps, never touches a table. */
 int fwait_hlatch_trylock(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word);
-/* Release exclusive, bump the version, wake or hand over: 0, -EPERM (the
- * state is not exclusive; nothing changed), -EINVAL. */
-int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
-			fwait_atomic_u64 *word);
-/* The same, leaving the state to be `state` instead of free: 0, marked,
- * or one of the caller's own values (e.g. "evicted": waiters then wake and
- * get -EAGAIN).  -EINVAL for a shared count or exclusive. */
+/* 0, -EBUSY, -EAGAIN, -EINVAL, as fwait_hlatch_trylock.  -EBUSY also
+ * while W is set on a shared latch (a writer waits: readers queue). */
+int fwait_hlatch_trylock_shared(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word);
+/* Release exclusive into `state` instead of free: 0, marked, or one of
+ * the caller's own values (e.g. "evicted": waiters then wake and get
+ * -EAGAIN); bumps the version, as fwait_hlatch_unlock.  -EPERM (not held
+ * exclusive), -EINVAL (also for a shared count or exclusive). */
 int fwait_hlatch_unlock_to(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			   fwait_atomic_u64 *word, unsigned state);
-/* Take shared: 0; -EAGAIN the caller's state; -ETIMEDOUT; -EINVAL (also
- * with no shared mode).  Waits while the latch is exclusive, while
- * shared_max holders hold it, or while a writer waits. */
-int fwait_hlatch_lock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
-			     fwait_atomic_u64 *word, const struct timespec *deadline);
-/* 0, -EBUSY, -EAGAIN, -EINVAL, as fwait_hlatch_trylock. */
-int fwait_hlatch_trylock_shared(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word);
-/* Release shared (the version is kept): 0, -EPERM (not held shared), -EINVAL. */
-int fwait_hlatch_unlock_shared(struct fwait_table *t, const struct fwait_hlatch_layout *l,
-			       fwait_atomic_u64 *word);
-/* Start an optimistic read: waits while the latch is exclusive, then
- * stores the word in *snapshot and returns 0; -EAGAIN (with *snapshot
- * set) for the caller's own state; -ETIMEDOUT; -EINVAL.  Then read the
- * data (relaxed atomic loads suffice) and call fwait_hlatch_validate. */
-int fwait_hlatch_read_begin(struct fwait_table *t, const struct fwait_hlatch_layout *l,
-			    const fwait_atomic_u64 *word, const struct timespec *deadline,
-			    uint64_t *snapshot);
-/* Predicate: no exclusive holder ran since read_begin's snapshot (the
- * version is unchanged and the latch is not exclusive): what was read in
- * between is consistent.  Starts with an acquire fence (see Ordering). */
-bool fwait_hlatch_validate(const struct fwait_hlatch_layout *l, const fwait_atomic_u64 *word,
-			   uint64_t snapshot);
-/* Field readers for a word or a snapshot. */
-unsigned fwait_hlatch_state(const struct fwait_hlatch_layout *l, uint64_t v);
-uint64_t fwait_hlatch_version(const struct fwait_hlatch_layout *l, uint64_t v);
+
+/* The inline paths' atomics, in C and in C++ (the word is the same object,
+ * see "The word type"), and their fence: the exclusive take's release
+ * fence and validate's acquire fence (the Ordering paragraph above).
+ * GCC refuses thread fences under -fsanitize=thread; there a compiler
+ * barrier stands in (ThreadSanitizer takes its order from the atomics). */
+#ifdef __cplusplus
+#define FWAIT_HL_UNSIGNED_(x) static_cast<unsigned>(x)
+#define FWAIT_HL_LOAD_(p, mo) ((p)->load(std::memory_order_##mo))
+#define FWAIT_HL_CAS_(p, e, d, mo) \
+	((p)->compare_exchange_weak((e), (d), std::memory_order_##mo, std::memory_order_relaxed))
+#ifdef __SANITIZE_THREAD__
+#define FWAIT_HL_FENCE_(mo) std::atomic_signal_fence(std::memory_order_acq_rel)
+#else
+#define FWAIT_HL_FENCE_(mo) std::atomic_thread_fence(std::memory_order_##mo)
+#endif
+#else
+#define FWAIT_HL_UNSIGNED_(x) ((unsigned)(x))
+#define FWAIT_HL_LOAD_(p, mo) atomic_load_explicit((p), memory_order_##mo)
+#define FWAIT_HL_CAS_(p, e, d, mo) \
+	atomic_compare_exchange_weak_explicit((p), &(e), (d), memory_order_##mo, memory_order_relaxed)
+#ifdef __SANITIZE_THREAD__
+#define FWAIT_HL_FENCE_(mo) atomic_signal_fence(memory_order_acq_rel)
+#else
+#define FWAIT_HL_FENCE_(mo) atomic_thread_fence(memory_order_##mo)
+#endif
+#endif
+
+/* The layout's fields and rules, one home (hlatch.c decodes with them). */
+static inline uint64_t fwait_hl_smax_(const struct fwait_hlatch_layout *l)
+{
+	return (UINT64_C(1) << l->state_bits) - 1;
+}
+static inline uint64_t fwait_hl_vmask_(const struct fwait_hlatch_layout *l)
+{
+	return ((UINT64_C(1) << l->version_bits) - 1) << l->version_shift;
+}
+static inline uint64_t fwait_hl_wmask_(const struct fwait_hlatch_layout *l)
+{
+	return l->waiters_bit >= 0 ? UINT64_C(1) << l->waiters_bit : 0;
+}
+/* fwait_hlatch_layout_check's rules, as a predicate. */
+static inline bool fwait_hl_valid_(const struct fwait_hlatch_layout *l)
+{
+	if (l == NULL || l->state_bits < 2 || l->state_bits > 16 ||
+	    l->state_shift + l->state_bits > 64 || l->version_bits < 1 ||
+	    l->version_bits > 62 || l->version_shift + l->version_bits > 64 ||
+	    l->waiters_bit < -1 || l->waiters_bit > 63)
+		return false;
+	uint64_t top = fwait_hl_smax_(l), smask = top << l->state_shift;
+	return l->exclusive != 0 && l->exclusive <= top && l->exclusive > l->shared_max &&
+	       (l->marked == 0 || (l->marked <= top && l->marked != l->exclusive &&
+				   l->marked > l->shared_max)) &&
+	       !(smask & fwait_hl_vmask_(l)) && !(fwait_hl_wmask_(l) & (smask | fwait_hl_vmask_(l)));
+}
+static inline uint64_t fwait_hl_state_(const struct fwait_hlatch_layout *l, uint64_t v)
+{
+	return (v >> l->state_shift) & fwait_hl_smax_(l);
+}
+static inline uint64_t fwait_hl_with_(const struct fwait_hlatch_layout *l, uint64_t v, uint64_t s)
+{
+	return (v & ~(fwait_hl_smax_(l) << l->state_shift)) | (s << l->state_shift);
+}
+static inline bool fwait_hl_free_(const struct fwait_hlatch_layout *l, uint64_t s)
+{
+	return s == 0 || (l->marked != 0 && s == l->marked);
+}
+static inline bool fwait_hl_deadline_ok_(const struct timespec *d)
+{
+	return d == NULL || (d->tv_sec >= 0 && d->tv_nsec >= 0 && d->tv_nsec < 1000000000);
+}
+
+/* Inline.  Take exclusive: 0; -EAGAIN at once (nothing held) if the state
+ * is the caller's own (not free, shared or exclusive); -ETIMEDOUT; -EINVAL.
+ * 0 is an acquire of the release that freed or handed it, followed by a
+ * release fence (Ordering). */
+static inline int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				    fwait_atomic_u64 *word, const struct timespec *deadline)
+{
+	if (t != NULL && word != NULL && fwait_hl_valid_(l) && fwait_hl_deadline_ok_(deadline)) {
+		uint64_t v = FWAIT_HL_LOAD_(word, relaxed);
+		if (fwait_hl_free_(l, fwait_hl_state_(l, v)) &&
+		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, l->exclusive), acquire)) {
+			FWAIT_HL_FENCE_(release);
+			return 0;
+		}
+	}
+	return fwait_hlatch_lock_slow(t, l, word, deadline);
+}
+
+/* Inline.  Release exclusive, bump the version (wrapping within its
+ * field), and wake or hand over: 0, -EPERM (the state is not exclusive;
+ * nothing changed), -EINVAL.  A release: what the holder did happens
+ * before the next take's return and before a validate that sees the new
+ * version.  With W clear it never calls into the table. */
+static inline int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				      fwait_atomic_u64 *word)
+{
+	if (t != NULL && word != NULL && fwait_hl_valid_(l) && l->waiters_bit >= 0) {
+		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
+		uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
+			      ((v + (UINT64_C(1) << l->version_shift)) & vm);
+		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l)) &&
+		    FWAIT_HL_CAS_(word, v, nv, release))
+			return 0;
+	}
+	return fwait_hlatch_unlock_slow(t, l, word);
+}
+
+/* Inline.  Take shared: 0; -EAGAIN the caller's state; -ETIMEDOUT;
+ * -EINVAL (also with no shared mode).  Waits while the latch is
+ * exclusive, while shared_max holders hold it, or while W is set on it
+ * (a writer waits).  0 is an acquire, as fwait_hlatch_lock's. */
+static inline int fwait_hlatch_lock_shared(struct fwait_table *t,
+					   const struct fwait_hlatch_layout *l,
+					   fwait_atomic_u64 *word, const struct timespec *deadline)
+{
+	if (t != NULL && word != NULL && fwait_hl_valid_(l) && l->shared_max != 0 &&
+	    fwait_hl_deadline_ok_(deadline)) {
+		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), s = fwait_hl_state_(l, v);
+		if ((fwait_hl_free_(l, s) ||
+		     (s < l->shared_max && !(v & fwait_hl_wmask_(l)))) &&
+		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, fwait_hl_free_(l, s) ? 1 : s + 1),
+				  acquire))
+			return 0;
+	}
+	return fwait_hlatch_lock_shared_slow(t, l, word, deadline);
+}
+
+/* Inline.  Release shared (the version is kept): 0, -EPERM (not held
+ * shared), -EINVAL.  A release, as fwait_hlatch_unlock's. */
+static inline int fwait_hlatch_unlock_shared(struct fwait_table *t,
+					     const struct fwait_hlatch_layout *l,
+					     fwait_atomic_u64 *word)
+{
+	if (t != NULL && word != NULL && fwait_hl_valid_(l) && l->waiters_bit >= 0) {
+		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), s = fwait_hl_state_(l, v);
+		/* Not the last holder, or the last with W clear. */
+		if (s >= 1 && s <= l->shared_max && (s > 1 || !(v & fwait_hl_wmask_(l))) &&
+		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, s - 1), release))
+			return 0;
+	}
+	return fwait_hlatch_unlock_shared_slow(t, l, word);
+}
+
+/* Inline.  Start an optimistic read: waits while the latch is exclusive,
+ * then stores the word in *snapshot and returns 0; -EAGAIN (with
+ * *snapshot set) for the caller's own state; -ETIMEDOUT; -EINVAL.  Then
+ * read the data (relaxed atomic loads suffice) and call
+ * fwait_hlatch_validate.  The load is an acquire: the data the last
+ * exclusive holder wrote is seen. */
+static inline int fwait_hlatch_read_begin(struct fwait_table *t,
+					  const struct fwait_hlatch_layout *l,
+					  const fwait_atomic_u64 *word,
+					  const struct timespec *deadline, uint64_t *snapshot)
+{
+	if (t != NULL && word != NULL && snapshot != NULL && fwait_hl_valid_(l) &&
+	    fwait_hl_deadline_ok_(deadline)) {
+		uint64_t v = FWAIT_HL_LOAD_(word, acquire), s = fwait_hl_state_(l, v);
+		if (fwait_hl_free_(l, s) || (s >= 1 && s <= l->shared_max)) {
+			*snapshot = v;
+			return 0;
+		}
+	}
+	return fwait_hlatch_read_begin_slow(t, l, word, deadline, snapshot);
+}
+
+/* Inline predicate: no exclusive holder ran since read_begin's snapshot
+ * (the version is unchanged and the latch is not exclusive): what was
+ * read in between is consistent.  Starts with an acquire fence (see
+ * Ordering).  False for a bad layout or word. */
+static inline bool fwait_hlatch_validate(const struct fwait_hlatch_layout *l,
+					 const fwait_atomic_u64 *word, uint64_t snapshot)
+{
+	if (word == NULL || !fwait_hl_valid_(l))
+		return false;
+	FWAIT_HL_FENCE_(acquire);
+	uint64_t v = FWAIT_HL_LOAD_(word, relaxed);
+	return ((v ^ snapshot) & fwait_hl_vmask_(l)) == 0 &&
+	       fwait_hl_state_(l, v) != l->exclusive && fwait_hl_state_(l, snapshot) != l->exclusive;
+}
+
+/* Inline field readers for a word or a snapshot (0 for a bad layout). */
+static inline unsigned fwait_hlatch_state(const struct fwait_hlatch_layout *l, uint64_t v)
+{
+	return fwait_hl_valid_(l) ? FWAIT_HL_UNSIGNED_(fwait_hl_state_(l, v)) : 0u;
+}
+static inline uint64_t fwait_hlatch_version(const struct fwait_hlatch_layout *l, uint64_t v)
+{
+	return fwait_hl_valid_(l) ? (v & fwait_hl_vmask_(l)) >> l->version_shift : 0;
+}
 
 /* ---- Statistics and introspection ---------------------------------------- */
 
