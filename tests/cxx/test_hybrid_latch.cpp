@@ -521,8 +521,8 @@ struct stress {
 
 void hold_pause(unsigned i)
 {
-	for (volatile int k = 0; k < 50; k++)
-		;
+	for (int k = 0; k < 50; k++)
+		std::atomic_signal_fence(std::memory_order_seq_cst); /* a compiler barrier: kept */
 	if (i % 16 == 0)
 		std::this_thread::yield(); /* a holder preempted in its hold */
 }

@@ -182,8 +182,10 @@ template <class F> struct is_wake_callback
  * FWAIT_PRECHECK.
  * pred() follows fwait_ready_fn's rules: it runs under the bucket lock (the
  * first call without it, with FWAIT_PRECHECK), any number of times; keep it
- * to loads and RMWs of the caller's own atomics; no call into the table, no
- * blocking, no other effect.  An exception escaping it terminates.
+ * to loads and RMWs of the caller's own atomics (a call that returns true
+ * may take what it waited for, as a lock's CAS does; a false one changes
+ * nothing, or only a waiters flag of the caller's); no call into the
+ * table, no blocking.  An exception escaping it terminates.
  * Ordering, fairness and the pass-on rule for an exclusive waiter that
  * leaves after a wake: as fwait_wait.
  *
@@ -376,9 +378,10 @@ private:
 };
 
 /*
- * Scoped exclusive hold of a hybrid latch: the constructor takes it with
- * hybrid_latch::lock (until deadline if one is given), the destructor
- * releases it with unlock (the version moves on).  Test it: a latch in the
+ * Scoped hold of a hybrid latch: hlatch_guard takes it exclusive
+ * (hybrid_latch::lock, until deadline if one is given) and its destructor
+ * releases it with unlock (the version moves on); hlatch_shared_guard
+ * the same with lock_shared and unlock_shared.  Test it: a latch in the
  * caller's own state ("evicted") gives -EAGAIN.
  *
  *   fwait::hlatch_guard g(latch);
@@ -387,23 +390,26 @@ private:
  * Movable, not copyable: a moved-from guard holds nothing.  It keeps a
  * copy of the handle, so the handle itself may be a temporary.
  */
-class hlatch_guard {
+template <bool Shared> class basic_hlatch_guard {
 public:
-	explicit hlatch_guard(const hybrid_latch &latch, const timespec *deadline = nullptr) noexcept
-		: latch_(latch), error_(latch_.lock(deadline)), owns_(error_ == 0)
+	explicit basic_hlatch_guard(const hybrid_latch &latch,
+				    const timespec *deadline = nullptr) noexcept
+		: latch_(latch),
+		  error_(Shared ? latch_.lock_shared(deadline) : latch_.lock(deadline)),
+		  owns_(error_ == 0)
 	{
 	}
-	~hlatch_guard() { unlock(); }
+	~basic_hlatch_guard() { unlock(); }
 
-	hlatch_guard(const hlatch_guard &) = delete;
-	hlatch_guard &operator=(const hlatch_guard &) = delete;
-	hlatch_guard(hlatch_guard &&other) noexcept
+	basic_hlatch_guard(const basic_hlatch_guard &) = delete;
+	basic_hlatch_guard &operator=(const basic_hlatch_guard &) = delete;
+	basic_hlatch_guard(basic_hlatch_guard &&other) noexcept
 		: latch_(other.latch_), error_(other.error_), owns_(other.owns_)
 	{
 		other.owns_ = false;
 	}
 	/* Releases what this guard holds, then takes other's hold. */
-	hlatch_guard &operator=(hlatch_guard &&other) noexcept
+	basic_hlatch_guard &operator=(basic_hlatch_guard &&other) noexcept
 	{
 		if (this != &other) {
 			unlock();
@@ -415,23 +421,25 @@ public:
 		return *this;
 	}
 
-	/* What lock returned: 0 if the latch was taken. */
+	/* What lock (lock_shared) returned: 0 if the latch was taken. */
 	int error() const noexcept { return error_; }
 	bool owns_lock() const noexcept { return owns_; }
 	explicit operator bool() const noexcept { return owns_; }
 
-	/* Release early (unlock's return; 0 if not held by this guard); the
-	 * destructor then does nothing. */
+	/* Release early (unlock's or unlock_shared's return; 0 if not held
+	 * by this guard); the destructor then does nothing. */
 	int unlock() noexcept
 	{
 		if (!owns_)
 			return 0;
 		owns_ = false;
-		return latch_.unlock();
+		return Shared ? latch_.unlock_shared() : latch_.unlock();
 	}
-	/* Release early, leaving the state `state` (hybrid_latch::unlock_to). */
+	/* Exclusive only: release early, leaving the state `state`
+	 * (hybrid_latch::unlock_to). */
 	int unlock_to(unsigned state) noexcept
 	{
+		static_assert(!Shared, "fwait::hlatch_shared_guard has no unlock_to");
 		if (!owns_)
 			return 0;
 		owns_ = false;
@@ -444,53 +452,8 @@ private:
 	bool owns_;
 };
 
-/* Scoped shared hold: hybrid_latch::lock_shared and unlock_shared, as
- * hlatch_guard (movable, not copyable). */
-class hlatch_shared_guard {
-public:
-	explicit hlatch_shared_guard(const hybrid_latch &latch,
-				     const timespec *deadline = nullptr) noexcept
-		: latch_(latch), error_(latch_.lock_shared(deadline)), owns_(error_ == 0)
-	{
-	}
-	~hlatch_shared_guard() { unlock(); }
-
-	hlatch_shared_guard(const hlatch_shared_guard &) = delete;
-	hlatch_shared_guard &operator=(const hlatch_shared_guard &) = delete;
-	hlatch_shared_guard(hlatch_shared_guard &&other) noexcept
-		: latch_(other.latch_), error_(other.error_), owns_(other.owns_)
-	{
-		other.owns_ = false;
-	}
-	hlatch_shared_guard &operator=(hlatch_shared_guard &&other) noexcept
-	{
-		if (this != &other) {
-			unlock();
-			latch_ = other.latch_;
-			error_ = other.error_;
-			owns_ = other.owns_;
-			other.owns_ = false;
-		}
-		return *this;
-	}
-
-	int error() const noexcept { return error_; }
-	bool owns_lock() const noexcept { return owns_; }
-	explicit operator bool() const noexcept { return owns_; }
-
-	int unlock() noexcept
-	{
-		if (!owns_)
-			return 0;
-		owns_ = false;
-		return latch_.unlock_shared();
-	}
-
-private:
-	hybrid_latch latch_;
-	int error_;
-	bool owns_;
-};
+using hlatch_guard = basic_hlatch_guard<false>;
+using hlatch_shared_guard = basic_hlatch_guard<true>;
 
 } // namespace fwait
 
