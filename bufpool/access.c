@@ -74,7 +74,7 @@ static int wait_ready(struct bp_pool *p, struct bp_frame *f, uint64_t tag, bool 
 					memory_order_acquire, memory_order_relaxed)) {
 				/* Release fence before the zeroes, as a claim's
 				 * (optread.c's design note: F_f). */
-				bp_fence_release();
+				util_fence_release();
 				memset(f->data, 0, p->page_size);
 				atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE | BP_F_DIRTY,
 							 memory_order_relaxed);

@@ -190,7 +190,7 @@ static bool try_take_free(struct bp_frame *f, uint32_t s)
 	 * one, paired with optread.c's acquire fence in still_valid.  Nothing
 	 * on x86, and ARM orders it anyway (the chain is cumulative there):
 	 * the C11 model needs it, not today's hardware. */
-	bp_fence_release();
+	util_fence_release();
 	return true;
 }
 

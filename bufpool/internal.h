@@ -118,37 +118,7 @@
 #include "bufpool/bufpool.h"
 #include "util/debug.h" /* debug-checks build: asserts, the lock witness */
 
-#if defined(__SANITIZE_THREAD__)
-#define BP_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define BP_TSAN 1
-#endif
-#endif
-
-/* The C11 fences of the lock-free protocols (optread.c's design note names
- * each and its pair): DMB ISH / DMB ISHLD on ARMv8, nothing on x86.
- * ThreadSanitizer does not model fences, and GCC refuses them under
- * -fsanitize=thread (-Wtsan, an error with -Dwerror=true): there a
- * compiler barrier keeps the order the compiler emits (x86's TSO does the
- * rest), and TSan's happens-before comes from the atomics. */
-static inline void bp_fence_release(void)
-{
-#ifdef BP_TSAN
-	atomic_signal_fence(memory_order_acq_rel);
-#else
-	atomic_thread_fence(memory_order_release);
-#endif
-}
-
-static inline void bp_fence_acquire(void)
-{
-#ifdef BP_TSAN
-	atomic_signal_fence(memory_order_acq_rel);
-#else
-	atomic_thread_fence(memory_order_acquire);
-#endif
-}
+#include "util/fence.h" /* util_fence_release/acquire, UTIL_TSAN */
 
 #define BP_CACHELINE 64
 #define BP_NONE_IDX UINT32_MAX

@@ -132,7 +132,7 @@ struct latch_wait {
  * design note has the whole argument.  Nothing on x86. */
 static inline void x_taken(void)
 {
-	bp_fence_release();
+	util_fence_release();
 }
 
 /* Acquire on success pairs with the release in the unlatch that freed or
@@ -454,7 +454,7 @@ void bp_latch_version_bump(struct bp_frame *f)
 	 * later one at its end.  optread.c's design note pairs both. */
 #ifndef BP_TEST_NO_VERSION_RAISE
 	atomic_fetch_add_explicit(&f->version, 1, memory_order_release);
-	bp_fence_release();
+	util_fence_release();
 #else
 	(void)f; /* the broken pool of tests/bufpool/test_optread.c */
 #endif

@@ -101,7 +101,7 @@
 
 #include "bufpool/internal.h"
 
-#ifdef BP_TSAN
+#ifdef UTIL_TSAN
 /* TSan's runtime (dynamic annotations). */
 void AnnotateIgnoreReadsBegin(const char *file, int line);
 void AnnotateIgnoreReadsEnd(const char *file, int line);
@@ -191,7 +191,7 @@ static bool still_valid(const struct bp_read *rd)
 {
 	/* The caller's page loads come before the checks below (a seqlock
 	 * reader's smp_rmb; under TSan the reads are ignored anyway). */
-	bp_fence_acquire();
+	util_fence_acquire();
 	if (bp_latch_excl_held(rd->frame))
 		return false;
 	/* Relaxed: after bp_latch_excl_held's acquire (design note). */

@@ -2,8 +2,9 @@
  * hlatch.c - hybrid latches (optimistic, shared, exclusive) on a caller's
  * 64-bit word laid out as the caller chooses.
  *
- * Layer 5 (hybrid latch): calls only keyed.c's public calls
- * (fwait_wait_ex, fwait_wake_ex, fwait_wake, fwait_spin).
+ * Layer 5 (hybrid latch): calls only keyed.c and base.c (the public
+ * fwait_wait_ex, fwait_wake_ex, fwait_wake, fwait_spin and
+ * fwait_deadline_valid).
  *
  * Design note
  * -----------
@@ -53,6 +54,7 @@
  * own x_taken, so the same argument holds for it.
  */
 #include "fwait/internal.h"
+#include "util/fence.h"
 
 #include <errno.h>
 
@@ -132,7 +134,7 @@ static enum hl_kind kind_of(const struct hl *h, unsigned s)
 /* The exclusive holder's first stores follow this (design note). */
 static inline void x_taken(void)
 {
-	atomic_thread_fence(memory_order_release);
+	util_fence_release();
 }
 
 /* ---- taking: one attempt on a value already loaded ---- */
@@ -484,7 +486,7 @@ bool fwait_hlatch_validate(const struct fwait_hlatch_layout *l, const fwait_atom
 		return false;
 	/* acquire: the reader's data loads come before the word's load
 	 * below (design note: pairs with x_taken's release fence). */
-	atomic_thread_fence(memory_order_acquire);
+	util_fence_acquire();
 	uint64_t v = atomic_load_explicit(word, memory_order_relaxed);
 	return ((v ^ snapshot) & h.vmask) == 0 && state_of(&h, v) != h.x &&
 	       state_of(&h, snapshot) != h.x;

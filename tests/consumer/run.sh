@@ -9,7 +9,11 @@
 #       consumer (cc) and the C++ one (g++ -std=c++17) are built with
 #       `pkg-config --cflags --libs bufpool` (shared: the consumer binary
 #       does not get libjemalloc as NEEDED, and its malloc stays libc's)
-#       and with `--static` (cc -static), and run.
+#       and with `--static` (cc -static), and run.  Before the install,
+#       tests/consumer/pkgconfig/link.sh builds consumer.c from the build
+#       tree (PKG_CONFIG_PATH=BUILD/meson-uninstalled) with each recipe:
+#       shared, the archives picked with -Wl,-Bstatic, fully static; after
+#       it, from the install with the archives recipe.
 #   (b) subproject: tests/consumer/meson.build as a Meson project with the
 #       repository under subprojects/fb-lib (not "fwait") found through
 #       fwait-bufpool.wrap's [provide] section, default_library=static:
@@ -53,6 +57,14 @@ copy_repo "$src"
 meson setup "$tmp/build-install" "$src" --prefix="$prefix" --libdir=lib \
 	-Dtools=disabled -Dtests=disabled -Ddefault_library=both >/dev/null
 ninja -C "$tmp/build-install" >/dev/null
+
+link_sh=$here/tests/consumer/pkgconfig/link.sh
+for recipe in shared archives static; do
+	step "from the build tree through pkg-config: link.sh $recipe"
+	PKG_CONFIG_PATH=$tmp/build-install/meson-uninstalled CC=$CC \
+		bash "$link_sh" "$recipe" "$tmp/build-tree" || fail "link.sh $recipe from the build tree"
+done
+
 meson install -C "$tmp/build-install" --quiet >/dev/null
 (cd "$prefix" && find . -type f -o -type l | sort)
 
@@ -121,6 +133,9 @@ for exe in c-static cxx-static; do
 	echo "$exe: fully static$([ $with_jemalloc = 1 ] && echo ", jemalloc linked in (the process's malloc)")"
 	"./$exe"
 done
+
+step "the archives picked, libc shared: link.sh archives"
+CC=$CC bash "$link_sh" archives "$tmp/installed" || fail "link.sh archives from the install"
 unset PKG_CONFIG_PATH
 
 # ---- (b) as a Meson subproject under another folder name -------------------
