@@ -44,6 +44,15 @@
 
 #include <unistd.h>
 
+/* A ThreadSanitizer build (GCC defines the first, Clang has the second). */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define TEST_TSAN 1
+#endif
+#endif
+
 /* ---- checks ------------------------------------------------------------ */
 
 [[noreturn]] static void fail(const char *file, int line, const char *what, long long a,
@@ -485,7 +494,7 @@ void test_guards(fwait_table *t)
 
 /* ---- stress ------------------------------------------------------------ */
 
-#if defined(__SANITIZE_THREAD__)
+#if defined(TEST_TSAN)
 const unsigned kIters = 400, kItems = 2000;
 #else
 const unsigned kIters = 2000, kItems = 10000;
@@ -527,13 +536,14 @@ void hold_pause(unsigned i)
 		std::this_thread::yield(); /* a holder preempted in its hold */
 }
 
-/* GCC refuses atomic_thread_fence under -fsanitize=thread (-Wtsan, an
- * error with -Dwerror=true) and TSan does not model fences: there a
- * compiler barrier keeps the emitted order (x86's TSO does the rest), as
- * bufpool/internal.h's bp_fence_release does. */
+/* util/fence.h's util_fence_release in C++ (that header is C11's
+ * <stdatomic.h>): GCC refuses atomic_thread_fence under -fsanitize=thread
+ * (-Wtsan, an error with -Dwerror=true) and TSan does not model fences, so
+ * there a compiler barrier keeps the emitted order (x86's TSO does the
+ * rest) and TSan's happens-before comes from the atomics. */
 void release_fence()
 {
-#if defined(__SANITIZE_THREAD__)
+#ifdef TEST_TSAN
 	std::atomic_signal_fence(std::memory_order_acq_rel);
 #else
 	std::atomic_thread_fence(std::memory_order_release);
