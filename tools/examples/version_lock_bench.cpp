@@ -1,22 +1,32 @@
 /*
- * version_lock_bench.cpp - the version lock of version_lock.hpp against the
- * same lock word waited for by spinning and by std::atomic::wait
- * (libstdc++'s futex-based wait), in the three hold regimes.
+ * version_lock_bench.cpp - fwait::hybrid_latch (fwait.hpp, on
+ * fwait_hlatch_*) against the same kind of 64-bit lock word waited for by
+ * std::atomic::wait (libstdc++'s futex-based wait) and by spinning, in the
+ * three hold regimes.
  *
- * Design note: T threads take one lock exclusively, hold it (no hold; a
+ * Design note: T threads take one lock exclusively, hold it (none; a
  * compute hold of -C ns spinning on the clock; a sleeping hold of -H us),
  * release it, for -d seconds per variant, one variant after the other in
- * one process.  Each variant keeps the same word layout (bit 0 held,
- * version above) and differs only in how a thread waits for a held lock:
- *   fwait   version_lock: fwait_wait on the word's key, fwait_wake(1)
- *   atomic  word.wait(seen) and word.notify_one() after every release
- *   spin    pause-loop on the word, sched_yield every 64 rounds
- * Printed per variant: acquisitions/s, CPU us per acquisition
- * (getrusage, the whole process), the workers' voluntary context
- * switches per acquisition (how often a thread parked: each worker's
- * RUSAGE_THREAD, so the main thread's sleep and joins are not counted),
- * the process's involuntary ones, and the
- * fewest acquisitions of one thread over the mean (fairness).
+ * one process, for each regime asked for (all three by default: none,
+ * -C 200, -H 50).  The variants differ in the word's layout only as their
+ * locks need and in how a thread waits for a held lock:
+ *   fwait   fwait::hybrid_latch on an engine's page-state layout (state
+ *           in bits 56..62, W bit 63, version bits 0..55): spin, then a
+ *           keyed wait on the word; unlock calls into the table only
+ *           while W is set
+ *   atomic  bit 0 held, version above; word.wait(seen), and
+ *           word.notify_one() after every release (C++20)
+ *   spin    the same word; CAS to take, a release store to free; a pause
+ *           loop with sched_yield every 64 rounds
+ * Printed per regime and variant: acquisitions/s, CPU us per acquisition
+ * (getrusage, the whole process), the workers' voluntary context switches
+ * per acquisition (how often a thread parked: each worker's RUSAGE_THREAD,
+ * so the main thread's sleep and joins are not counted), the process's
+ * involuntary ones, the fewest acquisitions of one thread over the mean
+ * (fairness) and, for fwait, the unlocks that called into the table
+ * (fwait_stats slow_wakes / unlocks).  Then, uncontended (one thread, a
+ * free lock): ns per lock+unlock pair, and fwait's table calls per unlock
+ * when nobody waits (0 by design: W is clear).
  */
 #include <atomic>
 #include <cerrno>
@@ -32,7 +42,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "version_lock.hpp"
+#include "fwait/fwait.hpp"
 
 namespace {
 
@@ -58,6 +68,8 @@ struct spin_lock {
 	{
 		for (unsigned i = 1;; i++) {
 			uint64_t v = word.load(std::memory_order_relaxed);
+			/* acquire: pairs with unlock's release store, so the
+			 * last holder's critical section happens before ours. */
 			if (!(v & locked) && word.compare_exchange_weak(v, v | locked,
 					std::memory_order_acquire, std::memory_order_relaxed))
 				return;
@@ -69,6 +81,9 @@ struct spin_lock {
 	}
 	void unlock()
 	{
+		/* Only the holder writes the word while it is held, so a
+		 * load and a store suffice; release: pairs with lock's
+		 * acquire CAS. */
 		uint64_t v = word.load(std::memory_order_relaxed);
 		word.store((v & ~locked) + version_one, std::memory_order_release);
 	}
@@ -81,6 +96,7 @@ struct atomic_wait_lock {
 		for (;;) {
 			uint64_t v = word.load(std::memory_order_relaxed);
 			if (!(v & locked)) {
+				/* acquire: pairs with unlock's release store. */
 				if (word.compare_exchange_weak(v, v | locked, std::memory_order_acquire,
 							       std::memory_order_relaxed))
 					return;
@@ -91,32 +107,53 @@ struct atomic_wait_lock {
 	}
 	void unlock()
 	{
+		/* release: pairs with lock's acquire CAS.  notify_one
+		 * after the store: std::atomic::wait re-checks the value
+		 * after it registers, so a waiter that saw the old value
+		 * either sees the new one or is notified. */
 		uint64_t v = word.load(std::memory_order_relaxed);
 		word.store((v & ~locked) + version_one, std::memory_order_release);
 		word.notify_one();
 	}
 };
 
+/* An engine's page state: shared holders 1..124, exclusive 125, marked
+ * 126 (127 would be the engine's "evicted"); W bit 63; version 0..55. */
+const fwait_hlatch_layout page_layout = { 56, 7, 124, 125, 126, 63, 0, 56 };
+
+void must(int rc, const char *what)
+{
+	if (rc != 0) {
+		fprintf(stderr, "version_lock_bench: %s: %s\n", what, strerror(-rc));
+		exit(1);
+	}
+}
+
 struct fwait_lock {
-	fwait::example::version_lock l;
-	explicit fwait_lock(fwait_table *t) : l(t) {}
-	void lock() { l.lock(); }
-	void unlock() { l.unlock(); }
+	std::atomic<uint64_t> word{0};
+	fwait::hybrid_latch latch;
+	explicit fwait_lock(fwait_table *t) : latch(t, page_layout, word) {}
+	void lock() { must(latch.lock(), "lock"); }
+	void unlock() { must(latch.unlock(), "unlock"); }
+};
+
+struct regime {
+	uint64_t compute_ns, sleep_us;
 };
 
 struct params {
 	unsigned threads = 8;
-	uint64_t compute_ns = 200, sleep_us = 0;
+	regime hold = { 0, 0 };
 	double seconds = 1.0;
 };
 
-void hold(const params &p)
+void hold(const regime &h)
 {
-	if (p.sleep_us) {
-		timespec ts = { 0, (long)(p.sleep_us * 1000) };
+	if (h.sleep_us) {
+		timespec ts = { 0, (long)(h.sleep_us * 1000) };
 		nanosleep(&ts, nullptr);
-	} else if (p.compute_ns) {
-		uint64_t end = now_ns() + p.compute_ns;
+	} else if (h.compute_ns) {
+		uint64_t end = now_ns() + h.compute_ns;
 		while (now_ns() < end)
 			cpu_relax();
 	}
@@ -124,7 +161,8 @@ void hold(const params &p)
 
 double tv_s(const timeval &tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
 
-template <class Lock> void run(const char *name, Lock &lk, const params &p)
+/* The contended run; returns the acquisitions (= unlocks). */
+template <class Lock> uint64_t run(const char *name, Lock &lk, const params &p)
 {
 	std::atomic<bool> stop{false};
 	std::vector<uint64_t> counts(p.threads, 0);
@@ -145,7 +183,7 @@ template <class Lock> void run(const char *name, Lock &lk, const params &p)
 			while (!stop.load(std::memory_order_relaxed)) {
 				lk.lock();
 				guarded_counter++;
-				hold(p);
+				hold(p.hold);
 				lk.unlock();
 				n++;
 			}
@@ -176,15 +214,69 @@ template <class Lock> void run(const char *name, Lock &lk, const params &p)
 	long nparks = 0;
 	for (long k : parks)
 		nparks += k;
-	printf("%-8s %12.0f %10.3f %9.4f %9.3f %8.3f\n", name, (double)total / wall, cpu / a * 1e6,
+	printf("%-8s %12.0f %10.3f %9.4f %9.3f %8.3f", name, (double)total / wall, cpu / a * 1e6,
 	       (double)nparks / a, (double)(r1.ru_nivcsw - r0.ru_nivcsw) / a,
 	       total ? (double)mn / ((double)total / p.threads) : 0.0);
+	return total;
+}
+
+/* One thread, a free lock: ns per lock+unlock pair, the best of `batches`
+ * batches of `pairs` (on a shared machine the best batch is the one no
+ * other job preempted). */
+template <class Lock> double uncontended_ns(Lock &lk, unsigned batches, uint64_t pairs)
+{
+	double best = 0;
+	for (unsigned b = 0; b < batches; b++) {
+		uint64_t t0 = now_ns();
+		for (uint64_t i = 0; i < pairs; i++) {
+			lk.lock();
+			lk.unlock();
+		}
+		double ns = (double)(now_ns() - t0) / (double)pairs;
+		if (b == 0 || ns < best)
+			best = ns;
+	}
+	return best;
+}
+
+double slow_wakes(fwait_table *t)
+{
+	fwait_stats st;
+	fwait_stats_get(t, &st);
+	return (double)st.slow_wakes;
+}
+
+void run_regime(fwait_table *t, const params &p)
+{
+	printf("# %u threads, hold %s %" PRIu64 " %s, %.1f s per variant\n", p.threads,
+	       p.hold.sleep_us ? "sleep" : p.hold.compute_ns ? "compute" : "none",
+	       p.hold.sleep_us ? p.hold.sleep_us : p.hold.compute_ns, p.hold.sleep_us ? "us" : "ns",
+	       p.seconds);
+	printf("%-8s %12s %10s %9s %9s %8s %12s\n", "variant", "acq/s", "cpu_us/acq", "vcsw/acq",
+	       "ivcsw/acq", "min/mean", "table/unlock");
+	{
+		fwait_lock l(t);
+		fwait_stats_reset(t);
+		uint64_t n = run("fwait", l, p);
+		printf(" %12.4f\n", slow_wakes(t) / (double)(n ? n : 1));
+	}
+	{
+		atomic_wait_lock l;
+		run("atomic", l, p);
+		printf("\n");
+	}
+	{
+		spin_lock l;
+		run("spin", l, p);
+		printf("\n");
+	}
 }
 
 void usage()
 {
-	fputs("usage: version_lock_bench [-t THREADS] [-C NS | -H US | -0] [-d SECONDS]\n"
-	      "  -C NS  compute hold (default 200 ns)   -H US  sleeping hold   -0  no hold\n",
+	fputs("usage: version_lock_bench [-t THREADS] [-C NS] [-H US] [-0] [-d SECONDS]\n"
+	      "  each of -C NS (compute hold), -H US (sleeping hold) and -0 (no hold) adds a\n"
+	      "  regime; none given: -0 -C 200 -H 50\n",
 	      stderr);
 	exit(2);
 }
@@ -194,47 +286,50 @@ void usage()
 int main(int argc, char **argv)
 {
 	params p;
+	std::vector<regime> regimes;
 	int c;
 	while ((c = getopt(argc, argv, "t:C:H:0d:h")) != -1) {
 		char *end = nullptr;
 		switch (c) {
 		case 't': p.threads = (unsigned)strtoul(optarg, &end, 10); break;
-		case 'C': p.compute_ns = strtoull(optarg, &end, 10); p.sleep_us = 0; break;
-		case 'H': p.sleep_us = strtoull(optarg, &end, 10); p.compute_ns = 0; break;
-		case '0': p.compute_ns = 0; p.sleep_us = 0; break;
+		case 'C': regimes.push_back({ strtoull(optarg, &end, 10), 0 }); break;
+		case 'H': regimes.push_back({ 0, strtoull(optarg, &end, 10) }); break;
+		case '0': regimes.push_back({ 0, 0 }); break;
 		case 'd': p.seconds = strtod(optarg, &end); break;
 		default: usage();
 		}
 		if (end && *end)
 			usage();
 	}
-	if (p.threads < 1 || p.threads > 4096 || p.seconds <= 0 || p.sleep_us >= 1000000)
+	if (regimes.empty())
+		regimes = { { 0, 0 }, { 200, 0 }, { 0, 50 } };
+	if (p.threads < 1 || p.threads > 4096 || p.seconds <= 0)
 		usage();
+	for (const regime &r : regimes)
+		if (r.sleep_us >= 1000000)
+			usage();
 	fwait_table *t = nullptr;
 	if (fwait_table_create(&t, nullptr) != 0)
 		return 1;
-	printf("# version_lock_bench: %u threads, hold %s %" PRIu64 " %s, %.1f s per variant, %ld CPUs\n",
-	       p.threads, p.sleep_us ? "sleep" : p.compute_ns ? "compute" : "none",
-	       p.sleep_us ? p.sleep_us : p.compute_ns, p.sleep_us ? "us" : "ns", p.seconds,
-	       sysconf(_SC_NPROCESSORS_ONLN));
-	printf("%-8s %12s %10s %9s %9s %8s\n", "variant", "acq/s", "cpu_us/acq", "vcsw/acq",
-	       "ivcsw/acq", "min/mean");
-	{
-		fwait_lock l(t);
-		run("fwait", l, p);
+	printf("# version_lock_bench: %ld CPUs\n", sysconf(_SC_NPROCESSORS_ONLN));
+	for (const regime &r : regimes) {
+		p.hold = r;
+		run_regime(t, p);
 	}
-	{
-		atomic_wait_lock l;
-		run("atomic", l, p);
-	}
-	{
-		spin_lock l;
-		run("spin", l, p);
-	}
-	fwait_stats st;
-	fwait_stats_get(t, &st);
-	printf("# fwait: %" PRIu64 " sleeps, %" PRIu64 " wakeups, %" PRIu64 " slow wakes\n",
-	       st.waits, st.wakeups, st.slow_wakes);
+
+	const unsigned batches = 32;
+	const uint64_t pairs = 1u << 17;
+	fwait_lock fl(t);
+	atomic_wait_lock al;
+	spin_lock sl;
+	fwait_stats_reset(t);
+	double f_ns = uncontended_ns(fl, batches, pairs);
+	double f_table = slow_wakes(t) / ((double)batches * (double)pairs);
+	double a_ns = uncontended_ns(al, batches, pairs);
+	double s_ns = uncontended_ns(sl, batches, pairs);
+	printf("# uncontended, 1 thread: ns per lock+unlock pair, best of %u batches of %" PRIu64 "\n",
+	       batches, pairs);
+	printf("fwait %.2f (table/unlock %.4f)  atomic %.2f  spin %.2f\n", f_ns, f_table, a_ns, s_ns);
 	fwait_table_destroy(t);
 	return 0;
 }

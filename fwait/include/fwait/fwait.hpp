@@ -1,16 +1,27 @@
 /*
- * fwait.hpp - C++ RAII helpers over fwait.h (C++11 and later).
+ * fwait.hpp - C++ helpers over fwait.h (C++11 and later).
  *
  * Header-only, and only a thin layer: each helper makes the C calls a C
  * caller would make, and guarantees exactly what those calls guarantee
  * (ordering, handoff, fairness: see fwait.h and docs/design.md).  Nothing
- * here throws, so it builds with -fno-exceptions: a failed call is reported
- * as its negative errno through error(), as the C API returns it.
+ * here throws or allocates, so it builds with -fno-exceptions: a failed
+ * call is reported as its negative errno, as the C API returns it.
  *
- * The word is a std::atomic<uint32_t> (fwait_atomic_u32, see fwait.h; bit
- * 31 is fwait's) or a std::atomic<uint64_t> (fwait_atomic_u64, the
- * fwait_bit64_* calls; bit 63 is fwait's), which the table keys by its
- * address.
+ * What it holds:
+ *   - basic_bit_lock_guard (bit_lock_guard, bit64_lock_guard): a scoped
+ *     lock bit on a std::atomic<uint32_t> (fwait_atomic_u32, see fwait.h;
+ *     bit 31 is fwait's) or std::atomic<uint64_t> (fwait_atomic_u64, the
+ *     fwait_bit64_* calls; bit 63 is fwait's), which the table keys by its
+ *     address;
+ *   - wait, wait_ex, wake_ex, spin: the keyed waits with a lambda (any
+ *     callable) as the ready() predicate or the wake callback, called
+ *     through a static trampoline that gets the callable's address as the
+ *     C call's void *arg (no copy, no allocation);
+ *   - hybrid_latch, a handle on a caller's 64-bit latch word (it does not
+ *     own the word), with its guards hlatch_guard and hlatch_shared_guard
+ *     and the retry loop optimistic_read.
+ * Every lock here is the table's or the caller's word's; the helpers add
+ * no state of their own that threads share, so they need no lock.
  */
 #ifndef FWAIT_FWAIT_HPP
 #define FWAIT_FWAIT_HPP
@@ -21,6 +32,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
 
 #include "fwait/fwait.h"
 
@@ -61,7 +75,8 @@ inline int bit_unlock(fwait_table *t, fwait_atomic_u64 *w, unsigned bit) noexcep
  *   if (!g) return g.error();  // -EINVAL, or -ETIMEDOUT with a deadline
  *   ... the bit is held ...
  *
- * Not copyable or movable; the table and the word must outlive it.
+ * Movable, not copyable: a moved-from guard holds nothing and its
+ * destructor does nothing.  The table and the word must outlive it.
  */
 template <class Word> class basic_bit_lock_guard {
 public:
@@ -77,6 +92,28 @@ public:
 
 	basic_bit_lock_guard(const basic_bit_lock_guard &) = delete;
 	basic_bit_lock_guard &operator=(const basic_bit_lock_guard &) = delete;
+
+	/* The bit (if held) moves to the new guard; other holds nothing. */
+	basic_bit_lock_guard(basic_bit_lock_guard &&other) noexcept
+		: table_(other.table_), word_(other.word_), bit_(other.bit_),
+		  error_(other.error_), owns_(other.owns_)
+	{
+		other.owns_ = false;
+	}
+	/* Releases the bit this guard holds, then takes other's. */
+	basic_bit_lock_guard &operator=(basic_bit_lock_guard &&other) noexcept
+	{
+		if (this != &other) {
+			unlock();
+			table_ = other.table_;
+			word_ = other.word_;
+			bit_ = other.bit_;
+			error_ = other.error_;
+			owns_ = other.owns_;
+			other.owns_ = false;
+		}
+		return *this;
+	}
 
 	/* What fwait_bit_lock returned: 0 if the bit was taken. */
 	int error() const noexcept { return error_; }
@@ -105,6 +142,318 @@ private:
 
 using bit_lock_guard = basic_bit_lock_guard<fwait_atomic_u32>;
 using bit64_lock_guard = basic_bit_lock_guard<fwait_atomic_u64>;
+
+/* ---- Keyed waits with a lambda ------------------------------------------ */
+
+namespace detail {
+/* A callable's address as the C calls' void *arg.  The const is cast away
+ * only for the trip through void *: the trampoline casts arg back to F *,
+ * F const-qualified when the callable was, so nothing writes through it
+ * that the caller did not allow. */
+template <class F> void *arg_of(F &f) noexcept
+{
+	return const_cast<void *>(static_cast<const volatile void *>(std::addressof(f)));
+}
+/* noexcept: they run inside C code, ready() and the wake callback under
+ * a bucket lock; an exception unwinding through them would leave that
+ * lock held and a waiter's record linked, so it terminates instead. */
+template <class F> bool ready_trampoline(void *arg) noexcept
+{
+	return (*static_cast<F *>(arg))();
+}
+template <class F> uint64_t wake_trampoline(const fwait_wake_report *r, void *arg) noexcept
+{
+	return (*static_cast<F *>(arg))(*r);
+}
+template <class F> struct is_predicate
+	: std::is_convertible<decltype(std::declval<F &>()()), bool> {};
+template <class F> struct is_wake_callback
+	: std::is_convertible<decltype(std::declval<F &>()(std::declval<const fwait_wake_report &>())),
+			      uint64_t> {};
+} // namespace detail
+
+/*
+ * fwait_wait with a callable as ready(): pred is any callable `bool()` (a
+ * lambda with captures, a functor), taken by reference and called in
+ * place (never copied), so it may be a temporary or a local of the
+ * caller's frame.  Sleep on key until pred() holds: 0 once it returned
+ * true, -ETIMEDOUT (deadline: absolute CLOCK_MONOTONIC; nullptr waits
+ * forever), or -EINVAL (NULL t/key, unknown flags).  flags: FWAIT_EXCLUSIVE,
+ * FWAIT_PRECHECK.
+ * pred() follows fwait_ready_fn's rules: it runs under the bucket lock (the
+ * first call without it, with FWAIT_PRECHECK), any number of times; keep it
+ * to loads and RMWs of the caller's own atomics (a call that returns true
+ * may take what it waited for, as a lock's CAS does; a false one changes
+ * nothing, or only a waiters flag of the caller's); no call into the
+ * table, no blocking.  An exception escaping it terminates.
+ * Ordering, fairness and the pass-on rule for an exclusive waiter that
+ * leaves after a wake: as fwait_wait.
+ *
+ *   int rc = fwait::wait(t, &w, FWAIT_EXCLUSIVE, [&] { return w.load() >= n; });
+ */
+template <class Pred>
+int wait(fwait_table *t, const void *key, unsigned flags, Pred &&pred,
+	 const timespec *deadline = nullptr) noexcept
+{
+	typedef typename std::remove_reference<Pred>::type P;
+	static_assert(detail::is_predicate<P>::value, "fwait::wait: pred must be callable as bool()");
+	return fwait_wait(t, key, flags, &detail::ready_trampoline<P>, detail::arg_of(pred),
+			  deadline);
+}
+
+/*
+ * fwait_wait_ex with a callable as ready(): as fwait::wait, plus flag
+ * FWAIT_SPIN (pred() then also runs unlocked, for up to the table's
+ * spin_ns), a wake's token ending the wait at once (pred() not called
+ * again), and how it returned in *out (which may be nullptr): how,
+ * sleeps, and the token (FWAIT_HOW_WOKEN; else 0).  0, -ETIMEDOUT or
+ * -EINVAL.  Ordering as fwait_wait; a token's return is an acquire of the
+ * waker's callback (as fwait_wait_ex).  A waiter that returns
+ * FWAIT_HOW_WOKEN and then leaves without taking what it was woken for
+ * passes the wake on: fwait::wake_ex or fwait_wake_ex with
+ * FWAIT_WAKE_EXCLUSIVE_ONLY, nr 1.
+ */
+template <class Pred>
+int wait_ex(fwait_table *t, const void *key, unsigned flags, Pred &&pred,
+	    const timespec *deadline, fwait_wait_result *out) noexcept
+{
+	typedef typename std::remove_reference<Pred>::type P;
+	static_assert(detail::is_predicate<P>::value,
+		      "fwait::wait_ex: pred must be callable as bool()");
+	return fwait_wait_ex(t, key, flags, &detail::ready_trampoline<P>, detail::arg_of(pred),
+			     deadline, out);
+}
+
+/*
+ * fwait_wake_ex with a callable as the callback: cb is any callable
+ * `uint64_t(const fwait_wake_report &)`, taken by reference.  Wakes every
+ * shared waiter of key and up to nr exclusive ones (FWAIT_WAKE_EXCLUSIVE_ONLY:
+ * the exclusive ones only), and calls cb once, under the bucket lock,
+ * after the choice and before anyone chosen runs (also when nobody was
+ * chosen): the report says how many were chosen, whether waiters of key
+ * remain (exact) and whether the oldest chosen is due a handoff; cb's
+ * return value is the token every chosen waiter's fwait::wait_ex receives
+ * (0: none, they re-check pred()).  cb follows fwait_wake_fn's rules (the
+ * caller's own atomics only, no call into the table, no blocking); an
+ * exception escaping it terminates.  Always takes the bucket lock.
+ * Returns the number woken (>= 0) or -EINVAL.  Ordering: as fwait_wake;
+ * what cb writes is seen by every later pred() and by the woken waiters'
+ * returns.
+ */
+template <class Cb>
+int wake_ex(fwait_table *t, const void *key, uint32_t nr, unsigned flags, Cb &&cb) noexcept
+{
+	typedef typename std::remove_reference<Cb>::type C;
+	static_assert(detail::is_wake_callback<C>::value,
+		      "fwait::wake_ex: cb must be callable as uint64_t(const fwait_wake_report &)");
+	return fwait_wake_ex(t, key, nr, flags, &detail::wake_trampoline<C>, detail::arg_of(cb));
+}
+
+/*
+ * fwait_spin with a callable: calls pred() without any lock, pausing
+ * between calls, until it returns true (then true) or the table's spin_ns
+ * has passed (then false); once on a table that does not spin.  pred()
+ * must be safe to run unlocked (atomics only).  Orders what pred()'s own
+ * loads order.
+ */
+template <class Pred> bool spin(const fwait_table *t, Pred &&pred) noexcept
+{
+	typedef typename std::remove_reference<Pred>::type P;
+	static_assert(detail::is_predicate<P>::value, "fwait::spin: pred must be callable as bool()");
+	return fwait_spin(t, &detail::ready_trampoline<P>, detail::arg_of(pred));
+}
+
+/* ---- Hybrid latches on a caller's 64-bit word ---------------------------- */
+
+/*
+ * A handle on a hybrid latch (fwait_hlatch_*, see fwait.h): the table, the
+ * layout and the caller's word.  It owns none of them and holds no state
+ * of its own (copying it copies the reference); the three must outlive it
+ * and every guard made from it.  The layout is usually one static const
+ * per kind of word; a temporary one is refused at compile time.
+ *
+ * Each member is the C call of the same name and returns what it returns
+ * (0 or a negative errno: no exceptions), with its ordering: taking the
+ * latch is an acquire of the release that last freed or handed it, every
+ * release is a release, and validate pairs with the release fence after
+ * an exclusive take (Boehm's seqlock argument, fwait.h "Ordering").
+ *
+ * Not a standard Lockable: try_lock and try_lock_shared return 0 when
+ * they take the latch (as the C calls), where std::unique_lock and
+ * std::lock expect true; use hlatch_guard and hlatch_shared_guard.
+ */
+class hybrid_latch {
+public:
+	hybrid_latch(fwait_table *table, const fwait_hlatch_layout &layout,
+		     fwait_atomic_u64 &word) noexcept
+		: table_(table), layout_(&layout), word_(&word)
+	{
+	}
+	hybrid_latch(fwait_table *table, const fwait_hlatch_layout &&layout,
+		     fwait_atomic_u64 &word) = delete;
+
+	/* Exclusive: fwait_hlatch_lock: 0; -EAGAIN at once (nothing held) if
+	 * the state is the caller's own; -ETIMEDOUT; -EINVAL. */
+	int lock(const timespec *deadline = nullptr) noexcept
+	{
+		return fwait_hlatch_lock(table_, layout_, word_, deadline);
+	}
+	/* fwait_hlatch_trylock: 0 taken, -EBUSY held, -EAGAIN the caller's
+	 * state, -EINVAL.  Never sleeps. */
+	int try_lock() noexcept { return fwait_hlatch_trylock(layout_, word_); }
+	/* fwait_hlatch_unlock: release, bump the version, wake or hand over:
+	 * 0, -EPERM (not held exclusive; nothing changed), -EINVAL. */
+	int unlock() noexcept { return fwait_hlatch_unlock(table_, layout_, word_); }
+	/* fwait_hlatch_unlock_to: the same, leaving the state `state` (0,
+	 * marked, or one of the caller's own values such as "evicted"). */
+	int unlock_to(unsigned state) noexcept
+	{
+		return fwait_hlatch_unlock_to(table_, layout_, word_, state);
+	}
+
+	/* Shared: fwait_hlatch_lock_shared, fwait_hlatch_trylock_shared,
+	 * fwait_hlatch_unlock_shared (the version is kept). */
+	int lock_shared(const timespec *deadline = nullptr) noexcept
+	{
+		return fwait_hlatch_lock_shared(table_, layout_, word_, deadline);
+	}
+	int try_lock_shared() noexcept { return fwait_hlatch_trylock_shared(layout_, word_); }
+	int unlock_shared() noexcept { return fwait_hlatch_unlock_shared(table_, layout_, word_); }
+
+	/* Optimistic: fwait_hlatch_read_begin (waits while the latch is
+	 * exclusive; -EAGAIN with *snapshot set for the caller's own state),
+	 * then read with relaxed atomic loads, then validate(*snapshot). */
+	int read_begin(uint64_t *snapshot) noexcept { return read_begin(nullptr, snapshot); }
+	int read_begin(const timespec *deadline, uint64_t *snapshot) noexcept
+	{
+		return fwait_hlatch_read_begin(table_, layout_, word_, deadline, snapshot);
+	}
+	/* Predicate: no exclusive holder ran since the snapshot. */
+	bool validate(uint64_t snapshot) const noexcept
+	{
+		return fwait_hlatch_validate(layout_, word_, snapshot);
+	}
+
+	/*
+	 * The retry loop of an optimistic read: read_begin, f(), validate,
+	 * until validate passes; then 0, and what f() read in its last run
+	 * is consistent.  -EAGAIN (the caller's own state: f() is not called
+	 * for that look), -ETIMEDOUT (each read_begin waits until deadline),
+	 * -EINVAL: returned at once.  f() runs once per attempt, so each
+	 * run must overwrite what the one before produced; it may see a
+	 * writer's half-done changes, so it reads with relaxed atomic loads
+	 * and must not act on them (follow a pointer it read, loop on a
+	 * length) before validate passed.
+	 *
+	 *   uint64_t a, b;
+	 *   int rc = latch.optimistic_read([&] { a = x.load(std::memory_order_relaxed);
+	 *                                        b = y.load(std::memory_order_relaxed); });
+	 */
+	template <class F> int optimistic_read(F &&f, const timespec *deadline = nullptr)
+	{
+		for (;;) {
+			uint64_t snapshot = 0;
+			int rc = read_begin(deadline, &snapshot);
+			if (rc != 0)
+				return rc;
+			f();
+			if (validate(snapshot))
+				return 0;
+		}
+	}
+
+	/* Field readers for a value of the word (fwait_hlatch_state,
+	 * fwait_hlatch_version). */
+	unsigned state(uint64_t v) const noexcept { return fwait_hlatch_state(layout_, v); }
+	uint64_t version(uint64_t v) const noexcept { return fwait_hlatch_version(layout_, v); }
+
+	fwait_table *table() const noexcept { return table_; }
+	const fwait_hlatch_layout &layout() const noexcept { return *layout_; }
+	fwait_atomic_u64 &word() const noexcept { return *word_; }
+
+private:
+	fwait_table *table_;
+	const fwait_hlatch_layout *layout_;
+	fwait_atomic_u64 *word_;
+};
+
+/*
+ * Scoped hold of a hybrid latch: hlatch_guard takes it exclusive
+ * (hybrid_latch::lock, until deadline if one is given) and its destructor
+ * releases it with unlock (the version moves on); hlatch_shared_guard
+ * the same with lock_shared and unlock_shared.  Test it: a latch in the
+ * caller's own state ("evicted") gives -EAGAIN.
+ *
+ *   fwait::hlatch_guard g(latch);
+ *   if (!g) return g.error();  // -EAGAIN, -ETIMEDOUT, -EINVAL
+ *
+ * Movable, not copyable: a moved-from guard holds nothing.  It keeps a
+ * copy of the handle, so the handle itself may be a temporary.
+ */
+template <bool Shared> class basic_hlatch_guard {
+public:
+	explicit basic_hlatch_guard(const hybrid_latch &latch,
+				    const timespec *deadline = nullptr) noexcept
+		: latch_(latch),
+		  error_(Shared ? latch_.lock_shared(deadline) : latch_.lock(deadline)),
+		  owns_(error_ == 0)
+	{
+	}
+	~basic_hlatch_guard() { unlock(); }
+
+	basic_hlatch_guard(const basic_hlatch_guard &) = delete;
+	basic_hlatch_guard &operator=(const basic_hlatch_guard &) = delete;
+	basic_hlatch_guard(basic_hlatch_guard &&other) noexcept
+		: latch_(other.latch_), error_(other.error_), owns_(other.owns_)
+	{
+		other.owns_ = false;
+	}
+	/* Releases what this guard holds, then takes other's hold. */
+	basic_hlatch_guard &operator=(basic_hlatch_guard &&other) noexcept
+	{
+		if (this != &other) {
+			unlock();
+			latch_ = other.latch_;
+			error_ = other.error_;
+			owns_ = other.owns_;
+			other.owns_ = false;
+		}
+		return *this;
+	}
+
+	/* What lock (lock_shared) returned: 0 if the latch was taken. */
+	int error() const noexcept { return error_; }
+	bool owns_lock() const noexcept { return owns_; }
+	explicit operator bool() const noexcept { return owns_; }
+
+	/* Release early (unlock's or unlock_shared's return; 0 if not held
+	 * by this guard); the destructor then does nothing. */
+	int unlock() noexcept
+	{
+		if (!owns_)
+			return 0;
+		owns_ = false;
+		return Shared ? latch_.unlock_shared() : latch_.unlock();
+	}
+	/* Exclusive only: release early, leaving the state `state`
+	 * (hybrid_latch::unlock_to). */
+	int unlock_to(unsigned state) noexcept
+	{
+		static_assert(!Shared, "fwait::hlatch_shared_guard has no unlock_to");
+		if (!owns_)
+			return 0;
+		owns_ = false;
+		return latch_.unlock_to(state);
+	}
+
+private:
+	hybrid_latch latch_;
+	int error_;
+	bool owns_;
+};
+
+using hlatch_guard = basic_hlatch_guard<false>;
+using hlatch_shared_guard = basic_hlatch_guard<true>;
 
 } // namespace fwait
 
