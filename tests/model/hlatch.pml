@@ -1,22 +1,26 @@
 /*
- * hlatch.pml - Promela model of the hybrid latch's parking-lot protocol:
- * a lock word with an in-word waiters bit W (fwait_hlatch_lock/unlock)
- * over one wait-table bucket, used through fwait_wait_ex (a ready() that
- * takes the latch or sets W, under the bucket lock; a wake may carry a
- * token) and fwait_wake_ex (a callback under the bucket lock that learns
- * whether waiters remain and whether the chosen one is due).  Checked with
- * spin by tests/model/run_model.sh (registered in tests/model/meson.build;
+ * hlatch.pml - Promela model of the hybrid latch's parking-lot protocol
+ * (fwait/hlatch.c: fwait_hlatch_lock/unlock, _lock_shared/_unlock_shared):
+ * a latch word with an in-word waiters bit W over one wait-table bucket,
+ * used through fwait_wait_ex (a ready() that takes the latch or sets W,
+ * under the bucket lock; a wake may carry a token that ends the wait) and
+ * fwait_wake_ex (a callback under the bucket lock that learns whether
+ * waiters remain and whether the chosen writer is due).  Checked with spin
+ * by tests/model/run_model.sh (runs registered in tests/model/meson.build;
  * docs/design.md says what it checks).  fwait.pml models the bit waits.
  *
  * What is modelled
  * ----------------
- * NT = 3 threads, each doing NOPS exclusive lock/unlock pairs on one latch
- * word, whose key hashes to one bucket.  The word is a state (FREE, or XS:
- * held exclusive) and W; the version field is not modelled (no optimistic
- * readers).  The bucket is a mutex (bl), the count of threads inside
- * fwait_wait_ex (nkeyed) and a FIFO of sleepers; a sleeper's record is a
- * posted flag and the token it was posted with (the parker's handshake,
- * one step), and alive[] says its stack frame exists.
+ * NT = 3 threads, each doing NOPS lock/unlock pairs on one latch word,
+ * exclusive (default) or, with -DSHARED, exclusive or shared, chosen anew
+ * for each pair (shared_max SMAX = 2, so a third reader can find the latch
+ * full).  The word is its state field (FREE, 1..SMAX shared holders, XS
+ * exclusive) and W; the version field, optimistic readers
+ * (fwait_hlatch_read_begin) and the caller's own states (-EAGAIN) are not
+ * modelled.  The latch's key hashes to one bucket: a mutex (bl), nkeyed
+ * (nk) and a FIFO of sleepers, each exclusive or shared; a sleeper's
+ * record is a posted flag and the token it was posted with (the parker's
+ * handshake, one step), and alive[] says its stack frame exists.
  *
  * Granularity, as in fwait.pml: each atomic RMW on the word is one step; a
  * CAS loop whose failed iterations change nothing is one step (only its
@@ -24,43 +28,53 @@
  * only what that lock guards is merged into the adjacent step (no other
  * thread can look at the queue meanwhile).  Memory is sequentially
  * consistent (the C11 orders are hlatch.c's and keyed.c's design notes').
+ * The spin before queueing is left out: a take in the spin is the fast
+ * path's CAS, later, and a failed look changes nothing.
  *
- *   lock():  fast path: one CAS FREE -> XS (W kept).  Slow: bucket lock,
- *            nkeyed++, then ready(): the latch FREE: take it (CAS) and
- *            return; else set W on the value seen (CAS) and return false;
- *            then queue at the tail (-DFAIR: at the head once woken, with
- *            one lost race counted), drop the bucket lock and sleep until
- *            posted.  Posted with token HANDOFF: the latch is ours, no
- *            ready().  Token 0: bucket lock, ready() again.
- *   unlock(): W clear: one CAS XS -> FREE; if W was set meanwhile, the slow
- *            path (merged: the CAS loop sees W or frees).  Slow: bucket
- *            lock; choose the oldest sleeper, if any, and unlink it; the
- *            callback, under the lock, gets {woken, more_waiters (the queue
- *            not empty after the choice), due}: woken && due: the state
- *            stays XS (handoff), W = more_waiters, token HANDOFF; else
- *            state FREE, W = more_waiters, token 0.  Drop the lock, post
- *            the chosen with the token.
+ *   lock:    fast path: one CAS FREE -> XS (W kept); shared: FREE -> 1, or
+ *            one more holder below SMAX while W is clear.  Slow: bucket
+ *            lock, nkeyed++, then ready() (take_or_announce): take as the
+ *            fast path does, except that a reader that has slept (cq, the
+ *            wait's "queued") joins a shared latch even with W set; else
+ *            set W on the value seen (CAS) and say false; then queue at the
+ *            tail (-DFAIR: a woken writer that lost goes back to the head,
+ *            one lost race counted), drop the bucket lock, sleep until
+ *            posted.  Token HANDOFF: a writer owns the latch (no ready());
+ *            a reader chosen beside a writer's handoff waits again (a new
+ *            fwait_wait_ex, cq kept).  Token 0: bucket lock, ready() again.
+ *   unlock:  one CAS: a shared holder that is not the last decrements; the
+ *            last holder frees while W is clear (a W set meanwhile fails
+ *            the CAS), else the slow path: fwait_wake_ex(nr 1): under the
+ *            bucket lock, every shared sleeper and the oldest exclusive one
+ *            are chosen and unlinked, then the callback (release_cb), told
+ *            {woken_exclusive, more_waiters (the queue not empty after the
+ *            choice), due}: the last holder (always, exclusive; shared:
+ *            the count is still 1, no woken reader joined meanwhile) hands
+ *            over if a writer was chosen and is due (the state becomes or
+ *            stays XS, token HANDOFF) or frees (token 0); a shared holder
+ *            that is not last any more only decrements.  W = more_waiters,
+ *            except that a release that is not last never clears it.  Drop
+ *            the lock, post each chosen with the token.
  *   due:     a nondeterministic choice at every wake (fair_ns's clock, the
  *            hold vote; strict handoff is the runs where it is always
- *            true); -DFAIR: forced true once the chosen lost MAXS races
- *            (max_steals), and bounded bypass is asserted.
- *   -DTIMEOUT: thread NT-1's locks have a deadline that may pass, once,
- *            while it sleeps.  It takes the bucket lock: still queued, it
- *            unlinks itself and takes one last look (ready(), which may take
- *            the latch or set W: a W left set is stale, the next release
- *            takes the slow path once and clears it).  Already chosen (the
- *            waker raced the deadline), it waits for the post: HANDOFF, it
- *            owns the latch; token 0, it takes the bucket lock and runs
- *            ready(); false: it passes the wake on (the oldest sleeper, if
- *            any, is unlinked and posted with token 0) and returns
- *            -ETIMEDOUT.
+ *            true); -DFAIR: forced true once the writer lost MAXS races
+ *            (max_steals).
+ *   -DTIMEOUT: thread NT-1's locks have a deadline, which may pass at any
+ *            sleep.  It takes the bucket lock: still queued, it unlinks
+ *            itself and takes one last look (ready(), which may take the
+ *            latch or set W: a W left set is stale, the next release goes
+ *            slow once and clears it).  Already chosen (the waker raced the
+ *            deadline), it waits for the post: HANDOFF, as above; token 0,
+ *            it takes the bucket lock and runs ready(); false: a writer
+ *            passes the wake on (the oldest exclusive sleeper, if any, is
+ *            unlinked and posted with token 0), and returns -ETIMEDOUT.
  *
- * Checked: mutual exclusion (owner, and a holder finds the state XS); the
- * W invariant: a queued sleeper always finds W set (a monitor process, and
- * an assertion where the fast unlock skips the table, where it matters:
- * nobody may be queued then); a post reaches a live, sleeping record;
- * -DFAIR: bounded bypass (no sleeper loses more than MAXS races; MAXS + 1
- * with -DTIMEOUT, see BYPASS); the final state (latch free, bucket empty, nkeyed 0, W clear
+ * Checked: mutual exclusion (an exclusive holder alone, shared holders no
+ * more than the count, each finding the state it holds); the W invariant:
+ * a queued sleeper always finds W set (a monitor process, and an assertion
+ * where a release skips the table: nobody may be queued then); a post
+ * reaches a live, sleeping, unlinked record; -DFAIR: bounded bypass (see
+ * BYPASS); the final state (latch free, bucket empty, nkeyed 0, W clear
  * unless a timeout left it stale); invalid end states (a thread asleep
  * after the others finished: a lost wakeup or a deadlock); and, with
  * --ltl, no_lost_wakeup: never, from some point on, a sleeper queued
@@ -76,9 +90,13 @@
  *                             bucket lock is dropped: a sleeper that queued
  *                             (and set W) in between has its W cleared.
  *   -DBROKEN_TOKEN_RELEASE    a handoff also frees the state: a barger and
- *                             the handed sleeper both own the latch.
+ *                             the handed writer both own the latch.
  *   -DBROKEN_FAST_UNLOCK_STORE the fast unlock stores FREE over the value
  *                             it read (not a CAS), wiping a W set meanwhile.
+ *   -DSHARED -DBROKEN_CB_LAST a shared release's callback takes itself for
+ *                             the last holder without looking again: a
+ *                             woken reader that joined meanwhile holds a
+ *                             latch freed or handed to a writer.
  */
 
 #define NT 3
@@ -88,12 +106,17 @@
 #ifndef MAXS
 #define MAXS 1          /* -DFAIR: max_steals */
 #endif
+#ifndef SMAX
+#define SMAX 2          /* -DSHARED: shared_max */
+#endif
 
-/* the latch word's state field (fwait_hlatch_layout: 0 free, exclusive) */
+/* the latch word's state field (fwait_hlatch_layout): 0 free, 1..SMAX
+ * shared holders, XS held exclusive */
 #define FREE 0
-#define XS 3
+#define XS (SMAX + 1)
+#define SHARED_S(s) ((s) >= 1 && (s) <= SMAX)
 
-/* the token fwait_wake_ex's callback returns; 0: none, re-check ready() */
+/* the token fwait_wake_ex's callback returns (HL_HANDOFF); 0: none */
 #define HANDOFF 1
 
 #define OK 0
@@ -105,23 +128,31 @@ byte bl;               /* bucket lock: 0 free, else tid+1 */
 byte q[NT];            /* the bucket's FIFO of sleepers, oldest first */
 byte qlen;
 bool queued[NT];       /* guarded by bl */
+bool wex[NT];          /* the sleeper waits exclusive; guarded by bl */
 bool posted[NT];       /* the parker's state: woken, with tok[] */
 byte tok[NT];
 bool alive[NT];        /* the sleeper's record exists */
 byte nk;               /* nkeyed: threads inside fwait_wait_ex */
-byte owner;            /* tid+1 of the thread in its critical section */
+byte owner;            /* tid+1 of the exclusive holder in its critical section */
+byte nsh;              /* shared holders in their critical sections */
 byte finished;
 #ifdef FAIR
-/* Bounded bypass: a sleeper loses at most MAXS races (woken with token 0,
- * the latch taken) before a wake hands the latch to it; one more per
- * timeout, since a raced timeout's pass-on is a plain wake (token 0) that
- * may reach a sleeper already due, which can then lose once more. */
-#ifdef TIMEOUT
-#define BYPASS (MAXS + 1)
+/* Bounded bypass: a writer loses at most MAXS races (woken with token 0,
+ * the latch taken) before a wake hands the latch to it, plus one for each
+ * pass-on it received (-DTIMEOUT): a raced timeout's pass-on is a plain
+ * wake (token 0) that may reach a writer already due, which can then lose
+ * once more.  Not asserted with -DSHARED unless -DSHARED_BYPASS: there it
+ * does not hold (a shared release that finds a woken reader joined since
+ * it looked is not the last, so it wakes the due writer with token 0
+ * instead of handing over; two readers can repeat that, see
+ * docs/design.md). */
+#if defined(SHARED) && !defined(SHARED_BYPASS)
+#define BYPASS(x) 255
 #else
-#define BYPASS MAXS
+#define BYPASS(x) (MAXS + passons[x])
 #endif
 byte steals[NT];       /* races lost since first queued (fw_requeue) */
+byte passons[NT];      /* pass-on wakes received meanwhile */
 #endif
 
 /* ---- bucket-guarded helpers: inside an atomic step holding bl ---------- */
@@ -129,18 +160,18 @@ byte steals[NT];       /* races lost since first queued (fw_requeue) */
 inline bucket_lock() { atomic { bl == 0 -> bl = me + 1 } }
 
 inline enqueue_tail() {
-	q[qlen] = me; qlen++; queued[me] = true
+	q[qlen] = me; qlen++; queued[me] = true; wex[me] = ex
 }
 
 #ifdef FAIR
-/* fw_requeue of a woken loser: back to the head of the key */
+/* fw_requeue of a woken writer that lost: back to the head of the key */
 inline enqueue_head() {
 	i = qlen;
 	do
 	:: i > 0 -> q[i] = q[i - 1]; i--
 	:: else -> break
 	od;
-	q[0] = me; qlen++; queued[me] = true
+	q[0] = me; qlen++; queued[me] = true; wex[me] = ex
 }
 #endif
 
@@ -158,57 +189,92 @@ inline unlink(x) {
 	:: j + 1 < qlen -> q[j] = q[j + 1]; j++
 	:: else -> break
 	od;
-	qlen--; q[qlen] = 0; queued[x] = false;
+	qlen--; q[qlen] = 0; queued[x] = false; wex[x] = false;
 	i = 0; j = 0
 }
 
-/* the oldest sleeper (all are exclusive): unlinked into w, NT if none */
-inline choose_oldest() {
-	if
-	:: qlen > 0 -> w = q[0]; unlink(w)
-	:: else -> w = NT
-	fi
+/* fw_first_exclusive: w = the oldest exclusive sleeper, NT if none */
+inline first_exclusive() {
+	i = 0; w = NT;
+	do
+	:: i < qlen && wex[q[i]] -> w = q[i]; break
+	:: i < qlen && !wex[q[i]] -> i++
+	:: i >= qlen -> break
+	od;
+	i = 0
 }
 
-/* hlatch's ready(), exclusive: one CAS loop on the word, under bl.  Takes
- * a free latch (got), or sets W on the value it saw (a CAS: the state may
- * not change under it) and says false. */
+/* fw_collect(nr 1): every shared sleeper and the oldest exclusive one (w,
+ * NT if none), unlinked into the bitmask chosen; c, v scratch (unlink's
+ * argument must not be q[c], which unlink shifts) */
+inline collect() {
+	first_exclusive();
+	if :: w < NT -> unlink(w); chosen = 1 << w :: else -> skip fi;
+	c = 0;
+	do
+	:: c < qlen && !wex[q[c]] -> v = q[c]; chosen = chosen | (1 << v); unlink(v)
+	:: c < qlen && wex[q[c]] -> c++
+	:: c >= qlen -> break
+	od;
+	c = 0; v = 0
+}
+
+/* hlatch.c's take_or_announce, one CAS loop on the word under bl (ready()):
+ * exclusive: take a free latch.  Shared: take a free latch, or join a
+ * shared one below SMAX unless W is set and we never slept (cq, the
+ * wait's "queued": a woken reader joins).  Else set W on the value seen
+ * (a CAS: the state may not change under it) and say false. */
 inline ready() {
 	if
-	:: ls == FREE -> ls = XS; got = true
-	:: else -> lw = true; got = false
+	:: ls == FREE -> ls = (ex -> XS : 1); got = true
+	:: !ex && SHARED_S(ls) && ls < SMAX && (cq || !lw) -> ls++; got = true
+	:: else -> lw = true; cq = true; got = false
 	fi
 }
 
-/* the parker's post: the waker's last touch of the record */
-inline post(x, t) {
-	atomic {
-		assert(alive[x] && !posted[x] && !queued[x]);
-		tok[x] = t; posted[x] = true; x = NT; t = 0
-	}
+/* the parker's post of each chosen, with token t: the waker's last touch
+ * of the record */
+inline post_chosen() {
+	i = 0;
+	do
+	:: i < NT && (chosen & (1 << i)) ->
+		atomic {
+			assert(alive[i] && !posted[i] && !queued[i]);
+			tok[i] = t; posted[i] = true; chosen = chosen & ~(1 << i); i++
+		}
+	:: i < NT && !(chosen & (1 << i)) -> i++
+	:: i >= NT -> break
+	od;
+	i = 0; t = 0
 }
 
-/* ---- fwait_hlatch_lock: res = OK (owned) or TIMEDOUT -------------------- */
+/* ---- fwait_hlatch_lock (ex) / lock_shared (!ex): res = OK or TIMEDOUT ---- */
 
 inline hlatch_lock() {
-	/* fast path: CAS FREE -> XS */
-	atomic { if :: ls == FREE -> ls = XS; got = true :: else -> got = false fi };
+	/* fast path (try_x / try_s, fresh): one CAS loop */
+	atomic {
+		if
+		:: ls == FREE -> ls = (ex -> XS : 1); got = true
+		:: !ex && SHARED_S(ls) && ls < SMAX && !lw -> ls++; got = true
+		:: else -> got = false
+		fi
+	};
 	if
 	:: got -> got = false; res = OK
 	:: else ->
 		/* fwait_wait_ex: announce (nkeyed++, the fence) under bl */
-		atomic { bl == 0 -> bl = me + 1; alive[me] = true; nk++; woken = false };
+		atomic { bl == 0 -> bl = me + 1; alive[me] = true; nk++; woken = false; cq = false };
 		do
 		:: atomic {
 			ready();
 			if
 			:: got -> nk--; bl = 0
 #ifdef FAIR
-			:: !got && woken ->
+			:: !got && ex && woken ->
 				steals[me]++;
-				assert(steals[me] <= BYPASS);
+				assert(steals[me] <= BYPASS(me));
 				enqueue_head(); bl = 0
-			:: !got && !woken -> enqueue_tail(); bl = 0
+			:: !got && !(ex && woken) -> enqueue_tail(); bl = 0
 #else
 			:: else -> enqueue_tail(); bl = 0
 #endif
@@ -218,11 +284,12 @@ inline hlatch_lock() {
 		   :: got -> got = false; res = OK; break
 		   :: else -> skip
 		   fi;
-		   /* asleep until posted, or (-DTIMEOUT) the deadline */
+		   /* asleep until posted, or (-DTIMEOUT, thread NT-1) the
+		    * deadline passes (any sleep of the call may see it) */
 		   if
 		   :: atomic { posted[me] -> t = tok[me]; posted[me] = false; raced = false; timed = false }
 #ifdef TIMEOUT
-		   :: atomic { tmo > 0 && !posted[me] -> tmo-- };
+		   :: atomic { me == NT - 1 && !posted[me] -> skip };
 			bucket_lock();
 			atomic {
 				if
@@ -246,23 +313,43 @@ inline hlatch_lock() {
 		   fi;
 		   if
 		   :: timed -> timed = false; break
-		   :: !timed && t == HANDOFF ->
+		   :: !timed && t == HANDOFF && ex ->
 			/* handed over: ours, no ready() */
 			atomic { assert(ls == XS); nk--; t = 0; raced = false; res = OK };
 			break
+		   :: !timed && t == HANDOFF && !ex ->
+			/* a reader chosen beside a writer's handoff: the wait
+			 * returns (token), hl_wait waits again (cq kept) */
+			atomic { nk--; t = 0; raced = false };
+			atomic { bl == 0 -> bl = me + 1; nk++; woken = false }
 		   :: !timed && t != HANDOFF && raced ->
 			/* a plain wake raced the deadline: ready() once; if it
-			 * fails, pass the wake on to the next sleeper */
+			 * fails, an exclusive wake goes on to the next writer */
 			bucket_lock();
 			atomic {
 				ready();
 				if
-				:: got -> res = OK; w = NT
-				:: else -> res = TIMEDOUT; choose_oldest()
+				:: got -> res = OK
+				:: else ->
+					res = TIMEDOUT;
+					if
+					:: ex -> first_exclusive();
+						if
+						:: w < NT -> unlink(w); chosen = 1 << w;
+#ifdef FAIR
+							passons[w]++
+#else
+							skip
+#endif
+						:: else -> skip
+						fi;
+						w = 0
+					:: else -> skip
+					fi
 				fi;
 				got = false; nk--; bl = 0
 			};
-			if :: w < NT -> post(w, t) :: else -> w = 0 fi;
+			post_chosen();   /* t is 0 here */
 			raced = false;
 			break
 		   :: !timed && t != HANDOFF && !raced ->
@@ -272,30 +359,35 @@ inline hlatch_lock() {
 		fi
 		od;
 #ifdef FAIR
-		atomic { alive[me] = false; woken = false; steals[me] = 0 }
+		atomic { alive[me] = false; woken = false; cq = false; steals[me] = 0; passons[me] = 0 }
 #else
-		atomic { alive[me] = false; woken = false }
+		atomic { alive[me] = false; woken = false; cq = false }
 #endif
 	fi
 }
 
-/* ---- fwait_hlatch_unlock ------------------------------------------------- */
+/* ---- fwait_hlatch_unlock (ex) / unlock_shared (!ex) ---------------------- */
 
 inline hlatch_unlock() {
-	atomic { assert(owner == me + 1 && ls == XS); owner = 0 };
 #ifdef BROKEN_FAST_UNLOCK_STORE
-	/* broken: read, then a plain store of FREE over the value read */
-	oldw = lw;
+	/* broken: read, then a plain store of the release over the value
+	 * read (a shared holder that is not last still decrements) */
+	atomic { oldw = lw; olds = ls };
 	if
-	:: !oldw -> atomic { ls = FREE; lw = oldw }; got = true
+	:: ex && !oldw -> atomic { ls = FREE; lw = oldw }; got = true
+	:: !ex && olds > 1 -> atomic { ls--; olds = 0 }; got = true
+	:: !ex && olds == 1 && !oldw -> atomic { ls = FREE; lw = oldw }; got = true
 	:: else -> got = false
 	fi;
-	oldw = false;
+	oldw = false; olds = 0;
 #else
-	/* one CAS XS -> FREE while W is clear; W seen: the slow path */
+	/* release: one CAS loop; a shared holder that is not last decrements
+	 * (W is the last one's business); the last frees only while W is
+	 * clear (a W set meanwhile fails its CAS), else the slow path */
 	atomic {
 		if
-		:: !lw ->
+		:: !ex && ls > 1 -> ls--; got = true
+		:: (ex || ls == 1) && !lw ->
 #ifndef NO_MONITOR
 			/* the table is skipped: nobody may be queued */
 			assert(qlen == 0);
@@ -308,10 +400,10 @@ inline hlatch_unlock() {
 	if
 	:: got -> got = false
 	:: else ->
-		/* fwait_wake_ex(key, 1, FWAIT_WAKE_EXCLUSIVE_ONLY, cb) */
+		/* fwait_wake_ex(key, 1, 0, release_cb) */
 		bucket_lock();
 		atomic {
-			choose_oldest();
+			collect();
 			more = (qlen > 0);
 			if
 			:: due = true
@@ -320,54 +412,80 @@ inline hlatch_unlock() {
 #ifdef FAIR
 			if :: w < NT && steals[w] >= MAXS -> due = true :: else -> skip fi;
 #endif
-			/* the callback, under bl */
+			/* release_cb, under bl: last holder?  (A shared release
+			 * may find that woken readers joined since it looked.) */
+			assert(ex -> ls == XS : SHARED_S(ls));
+#ifdef BROKEN_CB_LAST
+			last = true;
+#else
+			last = ex || ls == 1;
+#endif
 			if
-			:: w < NT && due ->
-				/* handoff: the state stays XS */
+			:: last && w < NT && due ->
+				/* handoff: the state stays (becomes) XS */
 #ifdef BROKEN_TOKEN_RELEASE
 				ls = FREE;
+#else
+				ls = XS;
 #endif
 				t = HANDOFF
-			:: else -> ls = FREE; t = 0
+			:: last && !(w < NT && due) -> ls = FREE; t = 0
+			:: !last -> ls--; t = 0
 			fi;
 #if defined(BROKEN_CB_CLEARS_W)
 			lw = false;
 #elif !defined(BROKEN_CB_UNLOCKED)
-			lw = more;
+			if :: more -> lw = true :: !more && last -> lw = false :: else -> skip fi;
 #endif
-			due = false;
+			due = false; w = 0;
 			bl = 0
 		};
 #ifdef BROKEN_CB_UNLOCKED
 		/* broken: W written after the bucket lock is dropped */
-		lw = more;
+		if :: more -> lw = true :: !more && last -> lw = false :: else -> skip fi;
 #endif
-		more = false;
-		if :: w < NT -> post(w, t) :: else -> w = 0; t = 0 fi
+		more = false; last = false;
+		post_chosen()
 	fi
 }
 
 inline critical_section() {
-	atomic { assert(owner == 0 && ls == XS); owner = me + 1 }
+	atomic {
+		if
+		:: ex -> assert(owner == 0 && nsh == 0 && ls == XS); owner = me + 1
+		:: else -> assert(owner == 0 && SHARED_S(ls) && nsh < ls); nsh++
+		fi
+	}
+}
+
+inline leave_critical_section() {
+	atomic {
+		if
+		:: ex -> assert(owner == me + 1 && ls == XS); owner = 0
+		:: else -> assert(owner == 0 && SHARED_S(ls) && nsh > 0); nsh--
+		fi
+	}
 }
 
 proctype thread(byte me)
 {
-	byte i, j, w, t, res, n;
-	bool got, woken, raced, timed, more, due, oldw;
-#ifdef TIMEOUT
-	/* one thread has a deadline that may pass once */
-	byte tmo = (me == NT - 1 -> 1 : 0);
-#endif
+	byte i, j, c, v, w, t, res, n, chosen;
+	bool ex, got, woken, cq, raced, timed, more, due, last, oldw;
+	byte olds;
 
 	do
 	:: n < NOPS ->
+#ifdef SHARED
+		if :: ex = true :: ex = false fi;
+#else
+		ex = true;
+#endif
 		hlatch_lock();
 		if
-		:: res == OK -> critical_section(); hlatch_unlock()
+		:: res == OK -> critical_section(); leave_critical_section(); hlatch_unlock()
 		:: else -> skip
 		fi;
-		atomic { n++; res = 0 }
+		atomic { n++; res = 0; ex = false }
 	:: else -> break
 	od;
 	finished++
@@ -388,7 +506,7 @@ end:	do
 	finished == NT;
 #endif
 	/* the final state: latch free, nobody queued or inside the bucket */
-	assert(ls == FREE && owner == 0 && qlen == 0 && nk == 0 && bl == 0);
+	assert(ls == FREE && owner == 0 && nsh == 0 && qlen == 0 && nk == 0 && bl == 0);
 #ifndef TIMEOUT
 	/* only a timed-out sleeper leaves W stale */
 	assert(!lw)
