@@ -1,6 +1,7 @@
 /*
  * hlatch.pml - Promela model of the hybrid latch's parking-lot protocol
- * (fwait/hlatch.c: fwait_hlatch_lock/unlock, _lock_shared/_unlock_shared):
+ * (fwait/hlatch.c: fwait_hlatch_lock/unlock, _lock_shared/_unlock_shared,
+ * the wait of _read_begin):
  * a latch word with an in-word waiters bit W over one wait-table bucket,
  * used through fwait_wait_ex (a ready() that takes the latch or sets W,
  * under the bucket lock; a wake may carry a token that ends the wait) and
@@ -14,10 +15,11 @@
  * NT = 3 threads, each doing NOPS lock/unlock pairs on one latch word,
  * exclusive (default) or, with -DSHARED, exclusive or shared, chosen anew
  * for each pair (shared_max SMAX = 2, so a third reader can find the latch
- * full).  The word is its state field (FREE, 1..SMAX shared holders, XS
- * exclusive) and W; the version field, optimistic readers
- * (fwait_hlatch_read_begin) and the caller's own states (-EAGAIN) are not
- * modelled.  The latch's key hashes to one bucket: a mutex (bl), nkeyed
+ * full); -DOPTIMISTIC adds a third choice, an optimistic read's begin
+ * (fwait_hlatch_read_begin: wait while the latch is exclusive, take
+ * nothing).  The word is its state field (FREE, 1..SMAX shared holders, XS
+ * exclusive) and W; the version field (so validate) and the caller's own
+ * states (-EAGAIN) are not modelled.  The latch's key hashes to one bucket: a mutex (bl), nkeyed
  * (nk) and a FIFO of sleepers, each exclusive or shared; a sleeper's
  * record is a posted flag and the token it was posted with (the parker's
  * handshake, one step), and alive[] says its stack frame exists.
@@ -42,6 +44,9 @@
  *            posted.  Token HANDOFF: a writer owns the latch (no ready());
  *            a reader chosen beside a writer's handoff waits again (a new
  *            fwait_wait_ex, cq kept).  Token 0: bucket lock, ready() again.
+ *            read_begin: done while the state is not XS (its load, then
+ *            its ready(), not_x), else set W and sleep as a shared sleeper;
+ *            a token ends its wait and it looks again.
  *   unlock:  one CAS: a shared holder that is not the last decrements; the
  *            last holder frees while W is clear (a W set meanwhile fails
  *            the CAS), else the slow path: fwait_wake_ex(nr 1): under the
@@ -97,6 +102,9 @@
  *                             the last holder without looking again: a
  *                             woken reader that joined meanwhile holds a
  *                             latch freed or handed to a writer.
+ *   -DOPTIMISTIC -DBROKEN_OPT_NO_W read_begin's ready() sleeps on an
+ *                             exclusive latch without setting W: the
+ *                             holder's unlock takes the fast path.
  */
 
 #define NT 3
@@ -226,9 +234,16 @@ inline collect() {
  * (a CAS: the state may not change under it) and say false. */
 inline ready() {
 	if
-	:: ls == FREE -> ls = (ex -> XS : 1); got = true
-	:: !ex && SHARED_S(ls) && ls < SMAX && (cq || !lw) -> ls++; got = true
+	:: opt && ls != XS -> got = true
+	:: !opt && ls == FREE -> ls = (ex -> XS : 1); got = true
+	:: !opt && !ex && SHARED_S(ls) && ls < SMAX && (cq || !lw) -> ls++; got = true
+#ifdef BROKEN_OPT_NO_W
+	:: else ->
+		if :: opt -> skip :: else -> lw = true fi;   /* read_begin: no W */
+		cq = true; got = false
+#else
 	:: else -> lw = true; cq = true; got = false
+#endif
 	fi
 }
 
@@ -254,8 +269,9 @@ inline hlatch_lock() {
 	/* fast path (try_x / try_s, fresh): one CAS loop */
 	atomic {
 		if
-		:: ls == FREE -> ls = (ex -> XS : 1); got = true
-		:: !ex && SHARED_S(ls) && ls < SMAX && !lw -> ls++; got = true
+		:: opt && ls != XS -> got = true
+		:: !opt && ls == FREE -> ls = (ex -> XS : 1); got = true
+		:: !opt && !ex && SHARED_S(ls) && ls < SMAX && !lw -> ls++; got = true
 		:: else -> got = false
 		fi
 	};
@@ -319,7 +335,8 @@ inline hlatch_lock() {
 			break
 		   :: !timed && t == HANDOFF && !ex ->
 			/* a reader chosen beside a writer's handoff: the wait
-			 * returns (token), hl_wait waits again (cq kept) */
+			 * returns (token), hl_wait waits again (cq kept);
+			 * read_begin loops, its load sees XS and waits again */
 			atomic { nk--; t = 0; raced = false };
 			atomic { bl == 0 -> bl = me + 1; nk++; woken = false }
 		   :: !timed && t != HANDOFF && raced ->
@@ -470,22 +487,33 @@ inline leave_critical_section() {
 proctype thread(byte me)
 {
 	byte i, j, c, v, w, t, res, n, chosen;
-	bool ex, got, woken, cq, raced, timed, more, due, last, oldw;
+	bool ex, opt, got, woken, cq, raced, timed, more, due, last, oldw;
 	byte olds;
 
 	do
 	:: n < NOPS ->
 #ifdef SHARED
-		if :: ex = true :: ex = false fi;
+		if
+		:: ex = true
+		:: ex = false
+#ifdef OPTIMISTIC
+		:: opt = true
+#endif
+		fi;
+#else
+#ifdef OPTIMISTIC
+		if :: ex = true :: opt = true fi;
 #else
 		ex = true;
 #endif
+#endif
 		hlatch_lock();
 		if
-		:: res == OK -> critical_section(); leave_critical_section(); hlatch_unlock()
+		:: res == OK && !opt -> critical_section(); leave_critical_section(); hlatch_unlock()
+		:: res == OK && opt -> skip    /* read, then validate: the word only */
 		:: else -> skip
 		fi;
-		atomic { n++; res = 0; ex = false }
+		atomic { n++; res = 0; ex = false; opt = false }
 	:: else -> break
 	od;
 	finished++
