@@ -1,14 +1,14 @@
 /*
  * hlatch.pml - Promela model of the hybrid latch's parking-lot protocol
  * (fwait/hlatch.c: fwait_hlatch_lock/unlock, _lock_shared/_unlock_shared,
- * the wait of _read_begin):
- * a latch word with an in-word waiters bit W over one wait-table bucket,
- * used through fwait_wait_ex (a ready() that takes the latch or sets W,
- * under the bucket lock; a wake may carry a token that ends the wait) and
- * fwait_wake_ex (a callback under the bucket lock that learns whether
- * waiters remain and whether the chosen writer is due).  Checked with spin
- * by tests/model/run_model.sh (runs registered in tests/model/meson.build;
- * docs/design.md says what it checks).  fwait.pml models the bit waits.
+ * the wait of _read_begin): a latch word with an in-word waiters bit W over
+ * one wait-table bucket, used through fwait_wait_ex (a ready() that takes
+ * the latch or sets W, under the bucket lock; a wake may carry a token
+ * that ends the wait) and fwait_wake_ex (a callback under the bucket lock
+ * that learns whether waiters remain and whether the chosen writer is
+ * due).  Checked with spin by tests/model/run_model.sh (runs registered in
+ * tests/model/meson.build; docs/design.md says what it checks).  fwait.pml
+ * models the bit waits.
  *
  * What is modelled
  * ----------------
@@ -19,10 +19,11 @@
  * (fwait_hlatch_read_begin: wait while the latch is exclusive, take
  * nothing).  The word is its state field (FREE, 1..SMAX shared holders, XS
  * exclusive) and W; the version field (so validate) and the caller's own
- * states (-EAGAIN) are not modelled.  The latch's key hashes to one bucket: a mutex (bl), nkeyed
- * (nk) and a FIFO of sleepers, each exclusive or shared; a sleeper's
- * record is a posted flag and the token it was posted with (the parker's
- * handshake, one step), and alive[] says its stack frame exists.
+ * states (-EAGAIN) are not modelled.  The latch's key hashes to one
+ * bucket: a mutex (bl), nkeyed (nk) and a FIFO of sleepers, each exclusive
+ * or shared; a sleeper's record is a posted flag and the token it was
+ * posted with (the parker's handshake, one step), and alive[] says its
+ * stack frame exists.
  *
  * Granularity, as in fwait.pml: each atomic RMW on the word is one step; a
  * CAS loop whose failed iterations change nothing is one step (only its
@@ -64,7 +65,7 @@
  *            hold vote; strict handoff is the runs where it is always
  *            true); -DFAIR: forced true once the writer lost MAXS races
  *            (max_steals).
- *   -DTIMEOUT: thread NT-1's locks have a deadline, which may pass at any
+ *   -DTIMEOUT: thread NT-1's calls have a deadline, which may pass at any
  *            sleep.  It takes the bucket lock: still queued, it unlinks
  *            itself and takes one last look (ready(), which may take the
  *            latch or set W: a W left set is stale, the next release goes
