@@ -328,25 +328,33 @@ static uint64_t release_cb(const struct fwait_wake_report *r, void *arg)
 	const struct hl *h = c->h;
 	uint64_t v = atomic_load_explicit(c->word, memory_order_relaxed);
 	uint64_t nv;
-	bool handoff;
+	bool handoff, last;
 
 	/* A loop for the caller's own bits (fwait.h: changed with RMWs only)
 	 * and, for a shared release, for woken readers that joined after we
 	 * saw ourselves last: then we are not last any more, and only leave. */
 	do {
 		unsigned s = state_of(h, v);
-		bool last = c->bump || s == 1;
+		last = c->bump || s == 1;
 		handoff = last && r->woken_exclusive && r->due && kind_of(h, c->to) == HL_FREE;
 		nv = !last ? with_state(h, v, s - 1) :
 		     with_state(h, v, handoff ? h->x : c->to);
 		if (c->bump)
 			nv = bumped(h, nv);
-		if (r->more_waiters)
+		/* Not last: those chosen go back to the queue (below). */
+		if (r->more_waiters || (!last && r->woken))
 			nv |= h->w;
 		else if (last)
 			nv &= ~h->w;
 	} while (!atomic_compare_exchange_weak_explicit(c->word, &v, nv,
 			memory_order_release, memory_order_relaxed));
+	if (!last)
+		/* The latch stays shared: whoever was chosen would only lose
+		 * to the readers that joined (a due writer, again and again:
+		 * tests/model/hlatch.pml, SHARED_BYPASS).  They stay queued
+		 * in their places, and W stays set, so the last holder's
+		 * release comes back here. */
+		return FWAIT_WAKE_CANCEL;
 	return handoff ? HL_HANDOFF : 0;
 }
 

@@ -307,6 +307,10 @@ struct fw_wake_list {
 };
 /* Caller holds b->lock: unlink w and append it to the list. */
 void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w);
+/* Caller holds b->lock: undo the choice of every waiter in l, none yet
+ * signalled: each goes back to the head of its key, in l's order (the
+ * oldest first again), keeping its age; l is left empty. */
+void fw_unchoose(struct fw_bucket *b, struct fw_wake_list *l);
 /* Caller does NOT hold the bucket lock. */
 void fw_signal_all(struct fw_wake_list *l, int state);
 

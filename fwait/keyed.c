@@ -251,6 +251,13 @@ int fwait_wake_ex(struct fwait_table *t, const void *key, uint32_t nr, unsigned 
 	if (cb) {
 		struct fwait_wake_report r = report_of(t, b, key, &l);
 		uint64_t token = cb(&r, arg);
+		if (token == FWAIT_WAKE_CANCEL) {
+			/* Nobody chosen has been told yet: they go back as
+			 * they were, and nobody wakes. */
+			fw_unchoose(b, &l);
+			pthread_mutex_unlock(&b->lock);
+			return 0;
+		}
 		/* Written before fw_signal_all's post to each waiter, which
 		 * orders it for the waiter (fw_waiter.token). */
 		for (struct fw_waiter *w = l.first; w && token; w = w->next)

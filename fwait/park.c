@@ -396,6 +396,29 @@ void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w)
 	FW_STAT(b, wakeups, 1);
 }
 
+void fw_unchoose(struct fw_bucket *b, struct fw_wake_list *l)
+{
+	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
+	/* Reverse the list, then link each at the head of its key: the
+	 * oldest ends first again, and each keeps its age (first_ns). */
+	struct fw_waiter *rev = NULL;
+	for (struct fw_waiter *w = l->first, *next; w; w = next) {
+		next = w->next;
+		w->next = rev;
+		rev = w;
+	}
+	for (struct fw_waiter *w = rev, *next; w; w = next) {
+		next = w->next;
+		link_waiter(b, w, true);
+		/* Neither a new wait nor a wake: take back what link_waiter
+		 * and fw_choose counted (unsigned wrap-around subtracts). */
+		FW_STAT(b, waits, UINT64_MAX);
+		FW_STAT(b, wakeups, UINT64_MAX);
+	}
+	l->first = l->last = NULL;
+	l->count = 0;
+}
+
 /* Choose, oldest first, every non-exclusive waiter of the group headed by h
  * (unless !shared) and up to *nr_exclusive exclusive ones (FWAIT_ALL: all). */
 static void choose_from_group(struct fw_bucket *b, struct fw_waiter *h, bool shared,

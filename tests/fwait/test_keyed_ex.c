@@ -283,6 +283,47 @@ START_TEST(broadcast_token_only_to_the_key)
 }
 END_TEST
 
+
+/* FWAIT_WAKE_CANCEL undoes the choice: nobody wakes, and the next wake
+ * chooses exactly as if the cancelled one had not happened (the oldest
+ * exclusive waiter is still the oldest); the statistics count no wait or
+ * wake for it. */
+START_TEST(cancel_undoes_the_choice)
+{
+	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 1);
+	_Atomic bool open = false;
+	int key;
+	const unsigned excl[] = { 1, 0, 1 };
+	struct ex_waiter ws[3];
+	pthread_t tids[3];
+	for (unsigned i = 0; i < 3; i++) {
+		ws[i] = (struct ex_waiter){ .t = t, .key = &key, .open = &open,
+			.flags = excl[i] ? FWAIT_EXCLUSIVE : 0 };
+		park(&ws[i], &tids[i], i);
+	}
+	struct fwait_stats before, after;
+	fwait_stats_get(t, &before);
+	struct cb_log log = { .token = FWAIT_WAKE_CANCEL };
+	ck_assert_int_eq(fwait_wake_ex(t, &key, 1, 0, log_cb, &log), 0);
+	ck_assert_uint_eq(log.last.woken, 2); /* it had chosen E0 and S0 */
+	ck_assert_uint_eq(tc_parked_on(t, &key, -1), 3);
+	fwait_stats_get(t, &after);
+	ck_assert_uint_eq(after.waits, before.waits);
+	ck_assert_uint_eq(after.wakeups, before.wakeups);
+	/* Again, with a token: E0 and S0, as the first time; E1 stays. */
+	log.token = 3;
+	ck_assert_int_eq(fwait_wake_ex(t, &key, 1, 0, log_cb, &log), 2);
+	th_join_all(tids, 2, TH_DEADLINE_MS, "E0 and S0", t);
+	ck_assert(!atomic_load(&ws[2].done));
+	ck_assert_uint_eq(ws[0].res.token, 3);
+	ck_assert_uint_eq(ws[1].res.token, 3);
+	ck_assert_uint_eq(ws[0].res.sleeps, 1);
+	ck_assert_int_eq(fwait_wake_ex(t, &key, 1, 0, log_cb, &log), 1);
+	th_join_all(&tids[2], 1, TH_DEADLINE_MS, "E1", t);
+	fwait_table_destroy(t);
+}
+END_TEST
+
 /* ---- spin and bad input ---------------------------------------------------- */
 
 static bool count_false(void *arg)
@@ -357,6 +398,7 @@ int main(void)
 	tcase_add_test(tc, report_is_exact);
 	tcase_add_test(tc, report_due);
 	tcase_add_test(tc, broadcast_token_only_to_the_key);
+	tcase_add_test(tc, cancel_undoes_the_choice);
 	tcase_add_test(tc, spin_looks_then_gives_up);
 	tcase_add_test(tc, bad_input);
 	suite_add_tcase(su, tc);

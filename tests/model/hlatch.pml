@@ -150,16 +150,12 @@ byte finished;
  * the latch taken) before a wake hands the latch to it, plus one for each
  * pass-on it received (-DTIMEOUT): a raced timeout's pass-on is a plain
  * wake (token 0) that may reach a writer already due, which can then lose
- * once more.  Not asserted with -DSHARED unless -DSHARED_BYPASS: there it
- * does not hold (a shared release that finds a woken reader joined since
- * it looked is not the last, so it wakes the due writer with token 0
- * instead of handing over; two readers can repeat that, see
- * docs/design.md). */
-#if defined(SHARED) && !defined(SHARED_BYPASS)
-#define BYPASS(x) 255
-#else
+ * once more.  With -DSHARED it holds because a shared release that finds
+ * a woken reader joined since it looked (not the last) cancels its wake
+ * (FWAIT_WAKE_CANCEL: the chosen go back to the head, unwoken); without
+ * that (BROKEN_NO_CANCEL) it woke the due writer with token 0, which lost
+ * again, and two readers could repeat that (docs/design.md). */
 #define BYPASS(x) (MAXS + passons[x])
-#endif
 byte steals[NT];       /* races lost since first queued (fw_requeue) */
 byte passons[NT];      /* pass-on wakes received meanwhile */
 #endif
@@ -226,6 +222,36 @@ inline collect() {
 	:: c >= qlen -> break
 	od;
 	c = 0; v = 0
+}
+
+/* fw_unchoose: FWAIT_WAKE_CANCEL puts every chosen sleeper back at the
+ * head of the key, unwoken, the oldest writer (w) first; only its place
+ * among the shared ones can differ from before, which no wake looks at
+ * (a wake takes every shared sleeper and the oldest writer); c scratch */
+inline uncollect() {
+	c = 0;
+	do
+	:: c < NT && (chosen & (1 << c)) && c != w ->
+		i = qlen;
+		do
+		:: i > 0 -> q[i] = q[i - 1]; i--
+		:: else -> break
+		od;
+		q[0] = c; qlen++; queued[c] = true; wex[c] = false; c++
+	:: c < NT && !((chosen & (1 << c)) && c != w) -> c++
+	:: c >= NT -> break
+	od;
+	if
+	:: w < NT ->
+		i = qlen;
+		do
+		:: i > 0 -> q[i] = q[i - 1]; i--
+		:: else -> break
+		od;
+		q[0] = w; qlen++; queued[w] = true; wex[w] = true
+	:: else -> skip
+	fi;
+	chosen = 0; c = 0; i = 0
 }
 
 /* hlatch.c's take_or_announce, one CAS loop on the word under bl (ready()):
@@ -448,7 +474,12 @@ inline hlatch_unlock() {
 #endif
 				t = HANDOFF
 			:: last && !(w < NT && due) -> ls = FREE; t = 0
-			:: !last -> ls--; t = 0
+			:: !last -> ls--; t = 0;
+#ifndef BROKEN_NO_CANCEL
+				/* FWAIT_WAKE_CANCEL: nobody wakes; W stays set
+				 * (they are queued again) */
+				uncollect(); more = (qlen > 0)
+#endif
 			fi;
 #if defined(BROKEN_CB_CLEARS_W)
 			lw = false;

@@ -527,6 +527,13 @@ struct fwait_wake_report {
  * The rules of fwait_ready_fn apply: atomics on the caller's own words,
  * no call into the table, no blocking. */
 typedef uint64_t (*fwait_wake_fn)(const struct fwait_wake_report *r, void *arg);
+/* A callback's return value that undoes the wake: the callback found that
+ * nobody should wake after all (a shared release that finds it is not the
+ * last holder any more).  Every waiter the wake chose goes back to the
+ * head of its key in its order, keeping its age, as if never chosen;
+ * nobody wakes and fwait_wake_ex returns 0.  (Not a token: never
+ * delivered.) */
+#define FWAIT_WAKE_CANCEL UINT64_MAX
 
 /* fwait_wake_ex flag: choose up to nr exclusive waiters and no shared one
  * (the pass-on of a woken exclusive waiter that leaves). */
