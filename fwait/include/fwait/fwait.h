@@ -242,7 +242,8 @@ struct fwait_config {
 	 * and a pause, a CAS only when the bit looks free) before it queues;
 	 * 0 = FWAIT_SPIN_NS_DEFAULT, FWAIT_SPIN_OFF = never.  It does not spin
 	 * while its bucket is handing lock bits over (a waiter is due).  Keyed
-	 * waits never spin: ready() may run only under the bucket lock. */
+	 * waits spin only when asked (fwait_wait_ex's FWAIT_SPIN, fwait_spin),
+	 * as their ready() must then be safe to run unlocked. */
 	uint32_t spin_ns;
 	/* FAIR lock bits only: a hold counts as long if it lasts this many ns
 	 * or more.  A contended unlock of a thread that took its bit after
@@ -416,7 +417,9 @@ typedef bool (*fwait_ready_fn)(void *arg);
  * with FWAIT_HANDOFF_FAIR an exclusive waiter woken to find ready() false
  * re-queues at the head of its key (it keeps its place; stats.lost_races);
  * otherwise it re-queues at the tail.  fwait cannot hand the caller's
- * resource over, so keyed waits have no handoff and never spin.  0 orders what
+ * resource over by itself and fwait_wait does not spin: fwait_wait_ex
+ * (below) spins on request and ends on a waker's token, the handoff a
+ * caller makes in its own state (fwait_hlatch_* do).  0 orders what
  * that true ready() call saw (see fwait_ready_fn; with FWAIT_PRECHECK it may
  * be the unlocked first call, which orders only what its own loads
  * acquire), and nothing more.
@@ -455,7 +458,28 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr);
  * calls fwait_wake_ex, whose callback runs under the same bucket lock and
  * learns exactly whether waiters of the key remain, so it clears or keeps
  * W, and hands the lock over (a token) instead of releasing it when the
- * oldest waiter is due.  fwait_hlatch_* below is that pattern, built.
+ * oldest waiter is due.  fwait_hlatch_* below is that pattern, built; in
+ * outline, for a lock word w with bits HELD and W (CAS: a C11 compare
+ * exchange that reloads v when it fails):
+ *
+ *   ready(l):  (under the bucket lock; FWAIT_SPIN also runs it unlocked,
+ *               where it must not set W: pass a flag)
+ *       for (v = load(w);;)
+ *           if (!(v & HELD)) { if (CAS(w, v, v | HELD)) return true; }
+ *           else if ((v & W) || CAS(w, v, v | W)) return false;
+ *   lock:      if (CAS(w, 0, HELD)) return;
+ *              fwait_wait_ex(t, w, FWAIT_EXCLUSIVE, ready, l, NULL, &r);
+ *              held either way: ready() took it, or r.token == HANDOFF
+ *   unlock:    if (CAS(w, HELD, 0)) return;          (W clear: no call)
+ *              fwait_wake_ex(t, w, 1, 0, release, l);
+ *   release(r, l):  (under the bucket lock)
+ *       if (r->woken_exclusive && r->due) { w = HELD | (r->more_waiters ? W : 0);
+ *                                           return HANDOFF; }
+ *       w = r->more_waiters ? W : 0; return 0;
+ *
+ * A waiter that returns FWAIT_HOW_WOKEN and then leaves without what it
+ * was woken for passes the wake on: fwait_wake_ex(t, key, 1,
+ * FWAIT_WAKE_EXCLUSIVE_ONLY, NULL, NULL).
  */
 
 /* fwait_wait_ex flag: before queueing, call ready() without the lock, with
@@ -469,8 +493,9 @@ enum fwait_wait_how {
 	/* ready() held at an unlocked look (FWAIT_PRECHECK, FWAIT_SPIN):
 	 * the thread never queued and consumed no wake. */
 	FWAIT_HOW_PRECHECK = 1,
-	/* ready() held under the bucket lock before the thread slept at
-	 * all: it consumed no wake either. */
+	/* ready() held under the bucket lock, not right after a wake: before
+	 * the thread slept at all, or at the last look of a wait whose
+	 * deadline passed.  It consumed no wake either. */
 	FWAIT_HOW_LOCKED,
 	/* The thread slept and was woken: ready() then held, or the wake
 	 * carried a token (token != 0, ready() not called again).  It
