@@ -31,29 +31,10 @@
 #include <unistd.h>
 
 #include "layout.h"
+#include "check.hpp"
 
 /* ---- checks ------------------------------------------------------------ */
 
-[[noreturn]] static void fail(const char *file, int line, const char *what,
-			      long long a, long long b)
-{
-	std::fprintf(stderr, "%s:%d: check failed: %s (%lld, %lld)\n", file, line,
-		     what, a, b);
-	std::_Exit(1); /* from any thread, with others still running */
-}
-
-#define CHECK(c)                                                          \
-	do {                                                              \
-		if (!(c))                                                 \
-			fail(__FILE__, __LINE__, #c, 0, 0);               \
-	} while (0)
-#define CHECK_EQ(a, b)                                                    \
-	do {                                                              \
-		long long a_ = static_cast<long long>(a);                 \
-		long long b_ = static_cast<long long>(b);                 \
-		if (a_ != b_)                                             \
-			fail(__FILE__, __LINE__, #a " == " #b, a_, b_);   \
-	} while (0)
 
 /* ---- the C and the C++ view of the headers agree ---------------------- */
 

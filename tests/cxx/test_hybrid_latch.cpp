@@ -43,6 +43,7 @@
 #include <vector>
 
 #include <unistd.h>
+#include "check.hpp"
 
 /* A ThreadSanitizer build (GCC defines the first, Clang has the second). */
 #if defined(__SANITIZE_THREAD__)
@@ -55,25 +56,6 @@
 
 /* ---- checks ------------------------------------------------------------ */
 
-[[noreturn]] static void fail(const char *file, int line, const char *what, long long a,
-			      long long b)
-{
-	std::fprintf(stderr, "%s:%d: check failed: %s (%lld, %lld)\n", file, line, what, a, b);
-	std::_Exit(1); /* from any thread, with others still running */
-}
-
-#define CHECK(c)                                            \
-	do {                                                \
-		if (!(c))                                   \
-			fail(__FILE__, __LINE__, #c, 0, 0); \
-	} while (0)
-#define CHECK_EQ(a, b)                                                  \
-	do {                                                            \
-		long long a_ = static_cast<long long>(a);               \
-		long long b_ = static_cast<long long>(b);               \
-		if (a_ != b_)                                           \
-			fail(__FILE__, __LINE__, #a " == " #b, a_, b_); \
-	} while (0)
 
 /* ---- the layout -------------------------------------------------------- */
 
