@@ -8,6 +8,11 @@
  *
  * Design note
  * -----------
+ * The uncontended calls are inline in fwait.h (one load and one CAS; the
+ * layout's rules, fwait_hl_valid_, live there too); this file holds what
+ * they call when that fails, each the whole call again (its fast path
+ * included), and the calls with no fast path.
+ *
  * The parking-lot pattern of fwait.h ("Keyed waits, complete"), built: the
  * word holds the state, a version and (optionally) a waiters bit W; fwait
  * holds nothing per latch.  Shared and exclusive waiters sleep on one key,
@@ -35,7 +40,11 @@
  * an exclusive release whose report says the oldest writer is due keeps
  * the latch exclusive and hands it over with a token (HL_HANDOFF); the
  * shared waiters chosen by the same wake get the token too and wait
- * again.  A new reader does not join a shared latch while W is set (a
+ * again.  A shared release whose callback finds that woken readers have
+ * joined since it looked (it is not the last holder) cancels the wake
+ * (FWAIT_WAKE_CANCEL): the chosen stay queued in their places and the
+ * last holder comes back; waking them would send a due writer to lose
+ * again (tests/model/hlatch.pml found it).  A new reader does not join a shared latch while W is set (a
  * writer, or a reader held back by shared_max, is queued), so readers
  * cannot starve a writer; a woken reader does join, or the readers of one
  * wake would send each other back to sleep.
