@@ -154,8 +154,11 @@ START_TEST(timeouts)
 	struct fwait_stats st;
 
 	ck_assert_int_eq(fwait_bit64_trylock(&word, 40), 0);
-	struct timespec dl = fwait_deadline_after_ns(20 * 1000000u);
+	/* start before the deadline: a preemption between the two would
+	 * otherwise shorten the wait the check expects (it did, under
+	 * qemu on a loaded machine: 17.1 ms). */
 	uint64_t start = util_now_ns();
+	struct timespec dl = fwait_deadline_after_ns(20 * 1000000u);
 	ck_assert_int_eq(fwait_bit64_lock(t, &word, 40, &dl), -ETIMEDOUT);
 	ck_assert_uint_ge(util_now_ns() - start, 19 * 1000000u);
 	struct timespec past = { 0, 0 };
