@@ -1,21 +1,21 @@
 /*
- * base.c - the helpers every other file of fwait uses: hashing a key to its
- * bucket, deadlines (the clock itself is util/clock.h), and on Linux the
- * futex system call (futex.c's policy and park.c's parker both sleep on it).
+ * base.c - the helpers every other file of fwait uses: deadlines (the clock itself is util/clock.h), and on Linux the
+ * futex system call (futex.c's policy and park.c's parker both sleep on it)
+ * and membarrier(2) (the hybrid latches' asymmetric fence, hlatch.c).
  *
  * Layer 1 (base): calls no other file of fwait.
  *
  * Design note
  * -----------
- * Keys are hashed by address alone (Fibonacci hashing of the address without
- * its low alignment bits), so every bit of one word lands in the same bucket
- * and the word's waiters bit can be kept exact under that bucket's lock.
- * Nothing here has state: each function reads only its arguments, the
+ * Keys are hashed by address alone (fw_bucket_of, inline in internal.h), so
+ * every bit of one word lands in the same bucket and the word's waiters bit
+ * can be kept exact under that bucket's lock.  Nothing here has state: each function reads only its arguments, the
  * table's immutable geometry (mask, hash_shift) and the clock.
  */
 #include "fwait/internal.h"
 #include "util/clock.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 #ifdef __linux__
@@ -30,15 +30,36 @@ long fw_sys_futex(uint32_t *uaddr, int op, uint32_t val,
 }
 #endif
 
-struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)
+#if defined(__linux__) && defined(SYS_membarrier)
+#include <linux/membarrier.h>
+
+bool fw_membarrier_register(void)
 {
-	/* Fibonacci hashing: multiply by 2^64 / phi and keep the *top*
-	 * log2(nbuckets) bits, the ones every bit of the address feeds, so
-	 * objects a cache line or a page apart spread over all buckets.  (Bits
-	 * from the middle of the product clustered such objects in a few.) */
-	uint64_t h = (uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15);
-	return &t->buckets[t->mask ? (uint32_t)(h >> t->hash_shift) : 0];
+	/* Registration is per process and idempotent: every table asks, the
+	 * first succeeds for all.  A kernel without it (before 4.14), a
+	 * seccomp filter or an emulator (qemu-user, Valgrind) refuses, and
+	 * the table falls back to the full fence. */
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
 }
+
+void fw_membarrier(void)
+{
+	/* Cannot fail once registered (membarrier(2)); were it to, a full
+	 * fence would not be enough, so it is not ignored silently. */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+		abort();
+}
+#else
+bool fw_membarrier_register(void)
+{
+	return false;
+}
+
+void fw_membarrier(void)
+{
+	abort(); /* never called: t->membarrier is false */
+}
+#endif
 
 bool fwait_deadline_valid(const struct timespec *deadline)
 {

@@ -3,8 +3,8 @@
  * 64-bit word laid out as the caller chooses.
  *
  * Layer 5 (hybrid latch): calls only keyed.c and base.c (the public
- * fwait_wait_ex, fwait_wake_ex, fwait_wake, fwait_spin and
- * fwait_deadline_valid).
+ * fwait_wake_ex, fwait_wake, fwait_spin and fwait_deadline_valid; the
+ * internal fw_wait_latch and fw_released_waiters).
  *
  * Design note
  * -----------
@@ -20,27 +20,51 @@
  * which fwait takes around every ready() and wake callback, is what
  * orders W's changes against the waiters.
  *
- * W, exactly.  A waiter sets W (a CAS on the value it saw held) in its
- * ready(), under the bucket lock, then sleeps.  A release that sees W clear
- * frees the latch with one CAS and does not call fwait; if W was set
- * meanwhile, its CAS fails (the value changed) and it goes slow.  A
- * release that sees W set calls fwait_wake_ex; its callback, under the
- * same bucket lock, frees (or hands over) the latch and sets W to the
- * report's more_waiters: exactly whether anyone is still queued, since a
- * woken waiter that loses its race sets W again in its next ready(), under
- * that lock.  Why relaxed suffices for W's CAS: every release is an RMW on
- * the word, and an RMW reads the last value in the word's modification
- * order; a W-setting CAS expected a held value, so it precedes (in that
- * order) the release that ends the hold, which therefore sees W.  A waiter
- * that times out leaves W set: the next release goes slow once and clears
- * it (more_waiters false).
+ * W.  A waiter sets W (a CAS on the value it saw held) in its ready(),
+ * under the bucket lock, then sleeps.  A release that sees W set calls
+ * fwait_wake_ex; its callback (release_cb), under the same bucket lock,
+ * frees (or hands over) the latch and sets W to the report's
+ * more_waiters: exactly whether anyone is still queued, since a woken
+ * waiter that loses its race sets W again in its next ready(), under that
+ * lock.  A waiter that times out leaves W set: the next release goes slow
+ * once and clears it (more_waiters false).
+ *
+ * A release that sees W clear.  Shared (and exclusive under
+ * FWAIT_HLATCH_RMW_RELEASE): one release CAS, and no call into fwait; a W
+ * set meanwhile fails it.  Why relaxed suffices for W's CAS: that release
+ * is an RMW, which reads the last value in the word's modification order,
+ * and a W-setting CAS expected a held value, so it precedes (in that
+ * order) the release that ends the hold, which therefore sees W.
+ * Exclusive: a plain release store of the freed value (only the holder
+ * writes a held word, but for the caller's bits, fwait.h, and a waiter's
+ * W), then fw_released_waiters reads the bucket's nkeyed, and only if it
+ * is not 0, fwait_wake_ex with released_cb.  A W set between the load and
+ * the store is wiped by the store, so the waiter that set it must be
+ * found by that read: it counted itself in nkeyed before its ready(), and
+ * between the two made one membarrier (fw_wait_latch), which puts a full
+ * barrier into every running thread, hence into the releaser before its
+ * store (its read then sees the count), after its read (the waiter's
+ * ready() then sees the store and takes the latch) or between them (a
+ * fence on each side of Dekker's pair).  That is the kernel's guarantee
+ * (membarrier(2)), not C11's, as liburcu's urcu-memb readers rely on it;
+ * without membarrier (the table's no_membarrier, an old kernel, qemu-user,
+ * Valgrind) fw_released_waiters runs a seq_cst fence instead, keyed.c's
+ * Dekker pair.  released_cb then restores W under the bucket lock, or
+ * hands the latch to a due writer (below).  So W is exact under the lock
+ * except between a store release and its callback, and nothing skips the
+ * table on W's word in that window without a release still to come: the
+ * shared CAS release that sees W wiped runs while the store release's own
+ * wake is pending (tests/model/hlatch.pml's npost).
  *
  * Fairness.  The take is inside ready(), so a woken writer that loses to
  * a running thread re-queues at the head of the key (fwait's FAIR), and
  * an exclusive release whose report says the oldest writer is due keeps
  * the latch exclusive and hands it over with a token (HL_HANDOFF); the
  * shared waiters chosen by the same wake get the token too and wait
- * again.  A shared release whose callback finds that woken readers have
+ * again.  A store release's callback does the same for a due writer while
+ * the latch is still free, and cancels its wake if it was taken again (a
+ * plain wake there let a due writer lose once more, past max_steals: the
+ * model's bounded bypass caught it).  A shared release whose callback finds that woken readers have
  * joined since it looked (it is not the last holder) cancels the wake
  * (FWAIT_WAKE_CANCEL): the chosen stay queued in their places and the
  * last holder comes back; waking them would send a due writer to lose
@@ -77,6 +101,7 @@ struct hl {
 	uint64_t vmask, vone;/* the version field, its 1 */
 	uint64_t w;          /* W, or 0 */
 	unsigned smax, x, marked;
+	bool rmw;            /* FWAIT_HLATCH_RMW_RELEASE */
 };
 
 /* What the latch calls a state value. */
@@ -95,6 +120,7 @@ static int decode(const struct fwait_hlatch_layout *l, struct hl *h)
 	h->smax = l->shared_max;
 	h->x = l->exclusive;
 	h->marked = l->marked;
+	h->rmw = l->flags & FWAIT_HLATCH_RMW_RELEASE;
 	return 0;
 }
 
@@ -240,7 +266,7 @@ static int hl_wait(struct fwait_table *t, struct hl_wait *c, bool exclusive,
 		return c->err;
 	for (;;) {
 		struct fwait_wait_result r;
-		int rc = fwait_wait_ex(t, c->word, exclusive ? FWAIT_EXCLUSIVE : 0,
+		int rc = fw_wait_latch(t, c->word, exclusive ? FWAIT_EXCLUSIVE : 0,
 				       exclusive ? ready_x : ready_s, c, deadline, &r);
 		if (rc < 0)
 			return rc;
@@ -367,10 +393,69 @@ static uint64_t release_cb(const struct fwait_wake_report *r, void *arg)
 	return handoff ? HL_HANDOFF : 0;
 }
 
-/* Release the hold seen in v (state now `held`) into `to`.  Fast: one
- * release CAS when W is clear (a W set meanwhile fails it).  Slow: the
- * callback above decides under the bucket lock.  Without W: free, then
- * fwait_wake (which skips the bucket when nobody waits there). */
+/* After a plain-store release, under the bucket lock (wake_released's
+ * callback).  The latch may be anyone's by now.  A due writer chosen: hand
+ * it the latch if it is still free (the take a ready() would make, with
+ * the token of a handoff, so it cannot lose the race the store opened);
+ * if someone took it again, cancel, W set: that holder's release comes
+ * back here or to release_cb, the writer still first.  Otherwise only W
+ * changes: the store wrote it back clear, and a waiter may have set it
+ * between the releaser's load and that store, so it becomes "waiters are
+ * still queued".  The take is an acquire: the latch may have been freed
+ * by another holder's release since our store.  The W updates are
+ * relaxed, as announce()'s: a holder's store that overwrites one is
+ * followed by its own wake_released, which finds these waiters counted
+ * in the bucket. */
+static uint64_t released_cb(const struct fwait_wake_report *r, void *arg)
+{
+	const struct hl_release *c = arg;
+	const struct hl *h = c->h;
+	uint64_t v = atomic_load_explicit(c->word, memory_order_relaxed);
+	bool due = r->woken_exclusive && r->due;
+
+	for (;;) {
+		enum hl_kind k = kind_of(h, state_of(h, v));
+		uint64_t nv;
+		if (due && k == HL_FREE) {
+			nv = with_state(h, v, h->x);
+			nv = r->more_waiters ? nv | h->w : nv & ~h->w;
+			if (atomic_compare_exchange_weak_explicit(c->word, &v, nv,
+					memory_order_acquire, memory_order_relaxed))
+				return HL_HANDOFF;
+			continue;
+		}
+		if (due && k != HL_OTHER) {
+			if ((v & h->w) || atomic_compare_exchange_weak_explicit(c->word, &v,
+					v | h->w, memory_order_relaxed, memory_order_relaxed))
+				return FWAIT_WAKE_CANCEL;
+			continue;
+		}
+		if (((v & h->w) != 0) == r->more_waiters ||
+		    atomic_compare_exchange_weak_explicit(c->word, &v, v ^ h->w,
+				memory_order_relaxed, memory_order_relaxed))
+			return 0;
+	}
+}
+
+/* The waiters of a latch just released into `to` by a plain store, if
+ * its bucket has any: one writer and every reader, or all of them when
+ * the state became the caller's own (each then returns -EAGAIN). */
+static int wake_released(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *word,
+			 unsigned to)
+{
+	struct hl_release c = { .h = h, .word = word };
+	fwait_wake_ex(t, word, kind_of(h, to) == HL_OTHER ? FWAIT_ALL : 1, 0,
+		      h->w ? released_cb : NULL, &c);
+	return 0;
+}
+
+/* Release the hold seen in v (state now `held`) into `to`.  W set: the
+ * callback above decides under the bucket lock.  W clear, exclusive: a
+ * plain release store (only the holder writes the word, but for a
+ * waiter's W, which wake_released restores), then wake_released.  W clear,
+ * shared (or FWAIT_HLATCH_RMW_RELEASE): one release CAS (a W set
+ * meanwhile fails it); without W, free, then fwait_wake (which skips the
+ * bucket when nobody waits there). */
 static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *word,
 		   unsigned to, bool exclusive)
 {
@@ -387,6 +472,10 @@ static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *
 			nv = bumped(h, nv);
 		/* release: publishes the hold to the next taker's acquire
 		 * CAS, and (exclusive) the version to readers' validate. */
+		if (exclusive && !h->rmw) {
+			atomic_store_explicit(word, nv, memory_order_release);
+			return fw_released_waiters(t, word) ? wake_released(t, h, word, to) : 0;
+		}
 		if (atomic_compare_exchange_weak_explicit(word, &v, nv,
 				memory_order_release, memory_order_relaxed)) {
 			if (!h->w && last)
@@ -399,6 +488,28 @@ static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *
 	 * the caller's (each then returns -EAGAIN). */
 	fwait_wake_ex(t, word, kind_of(h, to) == HL_OTHER ? FWAIT_ALL : 1, 0, release_cb, &c);
 	return 0;
+}
+
+/* fwait_hlatch_unlocked once someone waits in the bucket.  Apart, so the
+ * uncontended call builds no frame for it. */
+static __attribute__((noinline)) int unlocked_wake(struct fwait_table *t,
+						   const struct fwait_hlatch_layout *l,
+						   fwait_atomic_u64 *word, unsigned to)
+{
+	struct hl h;
+	if (decode(l, &h) || to > (h.smask >> h.shift))
+		return -EINVAL;
+	return wake_released(t, &h, word, to);
+}
+
+int fwait_hlatch_unlocked(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			  fwait_atomic_u64 *word, unsigned to)
+{
+	if (t == NULL || word == NULL)
+		return -EINVAL;
+	/* Every uncontended exclusive unlock comes here after its store:
+	 * the layout is decoded only when someone waits in the bucket. */
+	return fw_released_waiters(t, word) ? unlocked_wake(t, l, word, to) : 0;
 }
 
 int fwait_hlatch_unlock_to(struct fwait_table *t, const struct fwait_hlatch_layout *l,
@@ -473,7 +584,8 @@ int fwait_hlatch_read_begin_slow(struct fwait_table *t, const struct fwait_hlatc
 		}
 		if (fwait_spin(t, spin_not_x, &c))
 			continue;
-		int rc = fwait_wait_ex(t, word, 0, not_x, &c, deadline, NULL);
+		struct fwait_wait_result r;
+		int rc = fw_wait_latch(t, word, 0, not_x, &c, deadline, &r);
 		if (rc < 0)
 			return rc;
 	}

@@ -216,6 +216,9 @@ struct fwait_table {
 	uint64_t fair_ns;  /* FAIR: age at which the oldest waiter is due */
 	uint32_t spin_ns;  /* FAIR: 0 = no spin */
 	uint32_t hold_ns;  /* FAIR: a hold this long is long; 0 = never */
+	/* fw_membarrier may be used: hybrid-latch waits call it and their
+	 * exclusive releases skip the full fence (keyed.c, hlatch.c). */
+	bool membarrier;
 	uint32_t mask;     /* nbuckets - 1 */
 	unsigned hash_shift; /* 64 - log2(nbuckets) */
 	size_t bytes;      /* what the table holds in memory */
@@ -237,8 +240,17 @@ static inline bool fw_fair(const struct fwait_table *t)
 /* ---- the files' entry points, bottom layer first ---- */
 
 /* ---- base.c (layer 1) ---- */
-/* The bucket of key (by its address alone). */
-struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
+/* The bucket of key (by its address alone).  Inline: the hybrid latch's
+ * uncontended release reads its bucket's count. */
+static inline struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key)
+{
+	/* Fibonacci hashing: multiply by 2^64 / phi and keep the *top*
+	 * log2(nbuckets) bits, the ones every bit of the address feeds, so
+	 * objects a cache line or a page apart spread over all buckets.  (Bits
+	 * from the middle of the product clustered such objects in a few.) */
+	uint64_t h = (uint64_t)(uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15);
+	return &t->buckets[t->mask ? (uint32_t)(h >> t->hash_shift) : 0];
+}
 /* (fwait_deadline_valid and fwait_deadline_after_ns, public: fwait.h) */
 #ifdef __linux__
 #include <linux/futex.h>
@@ -248,6 +260,14 @@ struct fw_bucket *fw_bucket_of(const struct fwait_table *t, const void *key);
 long fw_sys_futex(uint32_t *uaddr, int op, uint32_t val,
 		  const struct timespec *abs_deadline, uint32_t bitset);
 #endif
+
+/* membarrier(2) (MEMBARRIER_CMD_PRIVATE_EXPEDITED): register the process,
+ * true if it may be used (Linux 4.14, not filtered); then the barrier:
+ * every running thread of the process passes a full memory barrier
+ * between the call's entry and return (the kernel's guarantee, beyond
+ * C11's: hlatch.c argues with it). */
+bool fw_membarrier_register(void);
+void fw_membarrier(void);
 
 /* ---- stats.c (layer 2) ---- */
 /* Count n in bucket b's counter F (struct fw_bucket_stats), unless the
@@ -345,7 +365,37 @@ int fw_futex64_unlock(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m)
 void fw_futex64_wake_all(struct fwait_table *t, _Atomic uint64_t *word, uint64_t m);
 bool fw_futex_supported(void);
 
-/* keyed.c (layer 4), bitops.c (layer 4) and table.c (layer 5) define only
- * the public API (fwait.h). */
+/* ---- keyed.c (layer 4), for hlatch.c ---- */
+/* fwait_wait_ex, for a hybrid latch's waits: after counting itself in its
+ * bucket (nkeyed), the waiter calls fw_membarrier when the table uses it,
+ * so the latch's releases may use fw_released_waiters. */
+int fw_wait_latch(struct fwait_table *t, const void *key, unsigned flags, fwait_ready_fn ready,
+		  void *arg, const struct timespec *deadline, struct fwait_wait_result *out);
+/* After a release that made a latch's waiters' ready() true with a store
+ * and no fence: whether anyone waits in key's bucket (then the caller
+ * wakes them).  Sound only against fw_wait_latch's waiters.  Inline: every
+ * uncontended exclusive release of a hybrid latch runs it. */
+static inline bool fw_released_waiters(const struct fwait_table *t, const void *key)
+{
+	/* The releaser's half.  With membarrier, no fence: the caller's
+	 * store and our read of nkeyed may pass each other in this thread,
+	 * but each latch waiter's fw_membarrier (keyed_wait) puts a full
+	 * barrier into this thread somewhere during that call: before the
+	 * store (then the read, after it, sees the waiter's increment),
+	 * after the read (then the waiter's ready(), after the call, sees
+	 * the store), or between them (Dekker's pair with a fence on each
+	 * side).  Without membarrier, keyed.c's seq_cst fence (its design note).  A
+	 * compiler barrier keeps the store and the read in program order
+	 * either way (the caller's is its own; the call is not always one:
+	 * LTO). */
+	if (t->membarrier)
+		atomic_signal_fence(memory_order_seq_cst);
+	else
+		atomic_thread_fence(memory_order_seq_cst);
+	return atomic_load_explicit(&fw_bucket_of(t, key)->nkeyed, memory_order_relaxed) != 0;
+}
+
+/* bitops.c (layer 4) and table.c (layer 5) define only the public API
+ * (fwait.h). */
 
 #endif /* FWAIT_INTERNAL_H */

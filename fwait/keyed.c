@@ -59,7 +59,10 @@
  * its own (relaxed suffices; ready() must read it with an atomic load);
  * the fence is fwait_wake's.  It is a store-then-load order, which no
  * acquire or release gives: a full fence on every machine (DMB ISH on
- * ARMv8, MFENCE or a locked op on x86), on both sides.  Under
+ * ARMv8, MFENCE or a locked op on x86), on both sides.  A hybrid latch's
+ * waits (fw_wait_latch) also make one membarrier(2) after the fence, so
+ * its releases may read nkeyed with no fence of their own
+ * (fw_released_waiters; hlatch.c's design note).  Under
  * FWAIT_BROADCAST a wake must reach the bit waiters of the bucket too,
  * which nkeyed does not count, so it always takes the lock.
  */
@@ -80,13 +83,14 @@ static void leave(struct fw_bucket *b)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* The wait itself (fwait_wait and fwait_wait_ex).  ex: fwait_wait_ex's
- * contract, which takes FWAIT_SPIN and ends the wait on a wake's token
- * instead of re-checking ready(); fwait_wait's refuses FWAIT_SPIN as an
- * unknown flag, as it always has. */
+/* The wait itself (fwait_wait, fwait_wait_ex, fw_wait_latch).  ex:
+ * fwait_wait_ex's contract, which takes FWAIT_SPIN and ends the wait on a
+ * wake's token instead of re-checking ready(); fwait_wait's refuses
+ * FWAIT_SPIN as an unknown flag, as it always has.  latch: a hybrid
+ * latch's wait, whose releases may skip their fence (fw_released_waiters). */
 static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 		      fwait_ready_fn ready, void *arg, const struct timespec *deadline,
-		      bool ex, struct fwait_wait_result *out)
+		      bool ex, bool latch, struct fwait_wait_result *out)
 {
 	unsigned known = FWAIT_EXCLUSIVE | FWAIT_PRECHECK | (ex ? FWAIT_SPIN : 0);
 	if (t == NULL || key == NULL || ready == NULL || (flags & ~known) ||
@@ -116,6 +120,17 @@ static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 	 * the Dekker pair with fwait_wake's fence (design note). */
 	atomic_fetch_add_explicit(&b->nkeyed, 1, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
+	if (latch && t->membarrier) {
+		/* The waiter's half of the asymmetric pair (fw_released_waiters):
+		 * every thread passes a full barrier after our increment and
+		 * before our first ready().  Not under the lock: the call
+		 * interrupts every running thread of the process, and
+		 * nothing is queued yet, so dropping the lock lets no wake
+		 * miss us (the count says we are here). */
+		pthread_mutex_unlock(&b->lock);
+		fw_membarrier();
+		pthread_mutex_lock(&b->lock);
+	}
 	for (;;) {
 		if (ready(arg))
 			break;
@@ -176,7 +191,7 @@ int fwait_wait(struct fwait_table *t, const void *key, unsigned flags,
 	       fwait_ready_fn ready, void *arg, const struct timespec *deadline)
 {
 	struct fwait_wait_result r;
-	return keyed_wait(t, key, flags, ready, arg, deadline, false, &r);
+	return keyed_wait(t, key, flags, ready, arg, deadline, false, false, &r);
 }
 
 int fwait_wait_ex(struct fwait_table *t, const void *key, unsigned flags,
@@ -184,7 +199,13 @@ int fwait_wait_ex(struct fwait_table *t, const void *key, unsigned flags,
 		  struct fwait_wait_result *out)
 {
 	struct fwait_wait_result r;
-	return keyed_wait(t, key, flags, ready, arg, deadline, true, out ? out : &r);
+	return keyed_wait(t, key, flags, ready, arg, deadline, true, false, out ? out : &r);
+}
+
+int fw_wait_latch(struct fwait_table *t, const void *key, unsigned flags, fwait_ready_fn ready,
+		  void *arg, const struct timespec *deadline, struct fwait_wait_result *out)
+{
+	return keyed_wait(t, key, flags, ready, arg, deadline, true, true, out);
 }
 
 /* A chosen waiter of key itself: under FWAIT_BROADCAST a wake chooses the

@@ -148,6 +148,11 @@ int fwait_table_create(struct fwait_table **out, const struct fwait_config *cfg)
 		     cfg->spin_ns ? cfg->spin_ns : FWAIT_SPIN_NS_DEFAULT;
 	t->hold_ns = cfg->handoff_hold_ns == FWAIT_HANDOFF_HOLD_OFF ? 0 :
 		     cfg->handoff_hold_ns ? cfg->handoff_hold_ns : FWAIT_HANDOFF_HOLD_NS_DEFAULT;
+	/* Registered at creation, not at a latch's first wait: a wait's
+	 * membarrier orders only threads that already skip their fence
+	 * (hlatch.c), and whether they may is fixed here, for the table's
+	 * life. */
+	t->membarrier = !cfg->no_membarrier && fw_membarrier_register();
 	t->mask = n - 1;
 	t->hash_shift = 64u - (unsigned)__builtin_ctz(n); /* 64 - log2(n); unused when n == 1 */
 	t->bytes = sizeof(*t) + (size_t)n * sizeof(struct fw_bucket);

@@ -62,7 +62,7 @@
 namespace {
 
 const unsigned kShared_max = 124, kExclusive = 125, kMarked = 126, kEvicted = 127;
-const fwait_hlatch_layout kLayout = { 56, 7, kShared_max, kExclusive, kMarked, 63, 0, 56 };
+const fwait_hlatch_layout kLayout = { 56, 7, kShared_max, kExclusive, kMarked, 63, 0, 56, 0 };
 const uint64_t kStateMask = UINT64_C(0x7f) << 56;
 const uint64_t kW = UINT64_C(1) << 63;
 const uint64_t kVersionMask = (UINT64_C(1) << 56) - 1;
@@ -381,7 +381,7 @@ void test_latch_states(fwait_table *t)
 
 	/* A layout with caller bits and no W: they are kept, the version
 	 * wraps without carrying into them. */
-	const fwait_hlatch_layout small = { 0, 2, 2, 3, 0, -1, 8, 8 };
+	const fwait_hlatch_layout small = { 0, 2, 2, 3, 0, -1, 8, 8, 0 };
 	CHECK_EQ(fwait_hlatch_layout_check(&small), 0);
 	const uint64_t mine = UINT64_C(0xabcd) << 16 | UINT64_C(0x3c);
 	fwait_atomic_u64 w2(mine | UINT64_C(0xff) << 8);

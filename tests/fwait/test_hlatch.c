@@ -35,6 +35,15 @@ static const struct fwait_hlatch_layout no_w = {
 	.waiters_bit = -1, .version_shift = 0, .version_bits = 48,
 };
 #define W63 (UINT64_C(1) << 63)
+/* The engine's, releasing exclusive with a CAS. */
+static const struct fwait_hlatch_layout engine_rmw = {
+	.state_shift = 56, .state_bits = 7, .shared_max = 124, .exclusive = 125,
+	.marked = 126, .waiters_bit = 63, .version_shift = 0, .version_bits = 56,
+	.flags = FWAIT_HLATCH_RMW_RELEASE,
+};
+/* The layouts the loop tests run, by index. */
+static const struct fwait_hlatch_layout *const layouts[] = { &engine, &no_w, &engine_rmw };
+#define NLAYOUTS 3
 
 static unsigned st(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *w)
 {
@@ -75,6 +84,9 @@ START_TEST(layout_check)
 	ck_assert_int_eq(fwait_hlatch_layout_check(&l), -EINVAL);
 	l = engine; l.state_bits = 1;
 	ck_assert_int_eq(fwait_hlatch_layout_check(&l), -EINVAL);
+	l = engine; l.flags = 2;                  /* an unknown flag */
+	ck_assert_int_eq(fwait_hlatch_layout_check(&l), -EINVAL);
+	ck_assert_int_eq(fwait_hlatch_layout_check(&engine_rmw), 0);
 	/* Every call refuses a bad layout. */
 	fwait_atomic_u64 w = 0;
 	uint64_t snap;
@@ -97,13 +109,13 @@ START_TEST(layout_check)
 }
 END_TEST
 
-/* Uncontended: the fields after each call; loop index: the two layouts. */
+/* Uncontended: the fields after each call; loop index: a layout. */
 START_TEST(uncontended_fields)
 {
-	const struct fwait_hlatch_layout *l = _i ? &no_w : &engine;
+	const struct fwait_hlatch_layout *l = layouts[_i];
 	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 0);
 	/* The no-W layout's spare bits are the caller's: kept throughout. */
-	uint64_t mine = _i ? UINT64_C(0xa) << 60 : 0;
+	uint64_t mine = l == &no_w ? UINT64_C(0xa) << 60 : 0;
 	fwait_atomic_u64 w = mine;
 	uint64_t snap;
 
@@ -255,6 +267,85 @@ START_TEST(waiters_bit_is_exact)
 	fwait_stats_get(t, &after);
 	ck_assert_uint_eq(after.slow_wakes, before.slow_wakes);
 	ck_assert_uint_eq(ver(&engine, &w), 2);
+	fwait_table_destroy(t);
+}
+END_TEST
+
+/* An exclusive release store can overwrite W: a waiter sets it between
+ * the releaser's load and its store.  fwait_hlatch_unlocked, which the
+ * inline unlock calls after the store, then finds the waiters counted in
+ * the bucket, wakes one writer and sets W again for the one still queued,
+ * so the next release goes slow and wakes it.  Here the test is that
+ * releaser: two writers park, then it stores the value its load would
+ * have seen before W.  Loop index: membarrier allowed (0) or not (1). */
+START_TEST(overwritten_w_is_restored)
+{
+	struct fwait_config cfg = { .no_membarrier = _i };
+	struct fwait_table *t;
+	ck_assert_int_eq(fwait_table_create(&t, &cfg), 0);
+	fwait_atomic_u64 w = 0;
+	ck_assert_int_eq(fwait_hlatch_lock(t, &engine, &w, NULL), 0);
+	struct latcher c[2] = { { .t = t, .l = &engine, .word = &w },
+				{ .t = t, .l = &engine, .word = &w } };
+	pthread_t tids[2];
+	park_latcher(&c[0], &tids[0], 0);
+	park_latcher(&c[1], &tids[1], 1);
+	ck_assert_uint_eq(atomic_load(&w) & W63, W63);
+
+	uint64_t freed = 1; /* free (state 0), version 1, W clear */
+	atomic_store(&w, freed);
+	ck_assert_int_eq(fwait_hlatch_unlocked(t, &engine, &w, 0), 0);
+	/* The oldest writer wakes and takes it; the other is still queued,
+	 * and W says so again. */
+	th_join_all(&tids[0], 1, TH_DEADLINE_MS, "oldest writer", t);
+	ck_assert_int_eq(c[0].rc, 0);
+	ck_assert_uint_eq(c[0].seen & W63, W63);
+	ck_assert(!atomic_load(&c[1].done));
+	ck_assert_uint_eq(th_parked(t), 1);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &w), 0);
+	th_join_all(&tids[1], 1, TH_DEADLINE_MS, "second writer", t);
+	ck_assert_int_eq(c[1].rc, 0);
+	ck_assert_uint_eq(atomic_load(&w) & W63, 0);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &w), 0);
+	ck_assert_uint_eq(atomic_load(&w), 3); /* free, version 3, W clear */
+	ck_assert_int_eq(fwait_hlatch_unlocked(NULL, &engine, &w, 0), -EINVAL);
+	fwait_table_destroy(t);
+}
+END_TEST
+
+/* A release in a bucket where only another word's waiter sleeps takes
+ * the bucket lock (the count is per bucket), wakes nobody, and leaves W
+ * and the other waiter as they were; a release in an empty bucket does
+ * not take it.  One bucket, so both words share it. */
+START_TEST(release_beside_another_words_waiter)
+{
+	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 1);
+	fwait_atomic_u64 a = 0, b = 0;
+	struct fwait_stats before, after;
+
+	fwait_stats_get(t, &before);
+	ck_assert_int_eq(fwait_hlatch_lock(t, &engine, &b, NULL), 0);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &b), 0);
+	fwait_stats_get(t, &after);
+	ck_assert_uint_eq(after.slow_wakes, before.slow_wakes);
+
+	ck_assert_int_eq(fwait_hlatch_lock(t, &engine, &a, NULL), 0);
+	struct latcher c = { .t = t, .l = &engine, .word = &a };
+	pthread_t tid;
+	park_latcher(&c, &tid, 0);
+	ck_assert_int_eq(fwait_hlatch_lock(t, &engine, &b, NULL), 0);
+	fwait_stats_get(t, &before);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &b), 0);
+	fwait_stats_get(t, &after);
+	ck_assert_uint_eq(after.slow_wakes, before.slow_wakes + 1);
+	ck_assert_uint_eq(after.wakeups, before.wakeups);
+	ck_assert_uint_eq(atomic_load(&b), 2); /* free, version 2, no W */
+	ck_assert_uint_eq(atomic_load(&a) & W63, W63);
+	ck_assert_uint_eq(th_parked(t), 1);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &a), 0);
+	th_join_all(&tid, 1, TH_DEADLINE_MS, "writer", t);
+	ck_assert_int_eq(c.rc, 0);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &a), 0);
 	fwait_table_destroy(t);
 }
 END_TEST
@@ -459,12 +550,11 @@ static void *stress_main(void *arg)
 	return NULL;
 }
 
-/* Loop index: variant * 2 + layout (engine, no_w). */
-START_TEST(stress_mixed)
+/* The stress on table t (taken over) with layout l. */
+static void stress_run(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+		       const char *label)
 {
-	int v = _i / 2;
-	struct stress s = { .t = th_table_for(v, 4), .l = _i % 2 ? &no_w : &engine,
-			    .iters = th_scaled(3000, 300) };
+	struct stress s = { .t = t, .l = l, .iters = th_scaled(3000, 300) };
 	unsigned n = th_scaled(24, 6);
 	pthread_t *tids = calloc(n, sizeof *tids);
 	struct stress_thread *ths = calloc(n, sizeof *ths);
@@ -488,7 +578,7 @@ START_TEST(stress_mixed)
 	fwait_stats_get(s.t, &fs);
 	if (getenv("HLATCH_STATS"))
 		fprintf(stderr, "%s: waits %llu wakeups %llu spurious %llu handoffs %llu slow_wakes %llu restarts %llu validated %llu\n",
-			stress_label(_i), (unsigned long long)fs.waits, (unsigned long long)fs.wakeups,
+			label, (unsigned long long)fs.waits, (unsigned long long)fs.wakeups,
 			(unsigned long long)fs.spurious_wakeups, (unsigned long long)fs.handoffs,
 			(unsigned long long)fs.slow_wakes, (unsigned long long)atomic_load(&s.restarts),
 			(unsigned long long)atomic_load(&s.validated));
@@ -496,19 +586,44 @@ START_TEST(stress_mixed)
 	free(ths);
 	fwait_table_destroy(s.t);
 }
-END_TEST
-
-static const char *stress_label(int i)
-{
-	static char names[2 * TC_NVARIANTS][48];
-	char *n = names[i];
-	snprintf(n, sizeof names[0], "%s/%s", tc_variant_name(i / 2), i % 2 ? "no-w" : "engine");
-	return n;
-}
 
 static const char *layout_label(int i)
 {
-	return i ? "no-w" : "engine";
+	static const char *const names[NLAYOUTS] = { "engine", "no-w", "engine-rmw" };
+	return names[i];
+}
+
+static const char *stress_label(int i)
+{
+	static char names[NLAYOUTS * TC_NVARIANTS][48];
+	char *n = names[i];
+	snprintf(n, sizeof names[0], "%s/%s", tc_variant_name(i / NLAYOUTS),
+		 layout_label(i % NLAYOUTS));
+	return n;
+}
+
+/* Loop index: variant * NLAYOUTS + layout. */
+START_TEST(stress_mixed)
+{
+	stress_run(th_table_for(_i / NLAYOUTS, 4), layouts[_i % NLAYOUTS], stress_label(_i));
+}
+END_TEST
+
+/* The same with a full fence after each release store instead of the
+ * waiters' membarrier (what a kernel without it gets).  Loop index: a
+ * layout. */
+START_TEST(stress_fenced)
+{
+	struct fwait_config cfg = { .nbuckets = 4, .no_membarrier = true };
+	struct fwait_table *t;
+	ck_assert_int_eq(fwait_table_create(&t, &cfg), 0);
+	stress_run(t, layouts[_i], layout_label(_i));
+}
+END_TEST
+
+static const char *membarrier_label(int i)
+{
+	return i ? "fenced" : "membarrier";
 }
 
 int main(void)
@@ -517,15 +632,18 @@ int main(void)
 	TCase *tc = tcase_create("hlatch");
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, layout_check);
-	th_add_loop(su, "hlatch", 60, uncontended_fields, 0, 2, layout_label);
+	th_add_loop(su, "hlatch", 60, uncontended_fields, 0, NLAYOUTS, layout_label);
 	tcase_add_test(tc, marked_and_callers_states);
 	tcase_add_test(tc, version_wraps_in_its_field);
 	th_add_loop(su, "hlatch", 60, waiters_bit_is_exact, 0, TC_NVARIANTS, tc_variant_name);
+	th_add_loop(su, "hlatch", 60, overwritten_w_is_restored, 0, 2, membarrier_label);
+	tcase_add_test(tc, release_beside_another_words_waiter);
 	tcase_add_test(tc, handoff_keeps_it_exclusive);
 	th_add_loop(su, "hlatch", 60, readers_queue_behind_a_waiting_writer,
 		    0, TC_NVARIANTS, tc_variant_name);
 	tcase_add_test(tc, timeout_and_eviction);
-	th_add_loop(su, "hlatch", 120, stress_mixed, 0, 2 * TC_NVARIANTS, stress_label);
+	th_add_loop(su, "hlatch", 120, stress_mixed, 0, NLAYOUTS * TC_NVARIANTS, stress_label);
+	th_add_loop(su, "hlatch fenced", 120, stress_fenced, 0, NLAYOUTS, layout_label);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);
 }

@@ -48,9 +48,22 @@
  *            read_begin: done while the state is not XS (its load, then
  *            its ready(), not_x), else set W and sleep as a shared sleeper;
  *            a token ends its wait and it looks again.
- *   unlock:  one CAS: a shared holder that is not the last decrements; the
- *            last holder frees while W is clear (a W set meanwhile fails
- *            the CAS), else the slow path: fwait_wake_ex(nr 1): under the
+ *   unlock:  exclusive with W clear (its load): a plain store of FREE, W
+ *            clear, over the value read, so a W a waiter set since is
+ *            wiped; then the read of nkeyed, which may pass the store
+ *            (store buffering, the one reordering the missing fence
+ *            allows: the store waits in pend until this thread's next
+ *            step or another's membarrier drains it); nkeyed not 0: the
+ *            wake below, whose callback (released_cb) hands the latch to
+ *            a due writer if it is still free, cancels the wake (W set)
+ *            if a due writer finds it taken again, and otherwise sets W
+ *            to more_waiters (the latch is not the releaser's any more).  A waiter's
+ *            fwait_wait_ex makes one membarrier between nkeyed++ and its
+ *            first ready(), dropping the bucket lock around it (keyed.c):
+ *            it drains pend.  -DRMW_RELEASE (FWAIT_HLATCH_RMW_RELEASE),
+ *            and every shared release: one CAS: a shared holder that is
+ *            not the last decrements; the last holder frees while W is
+ *            clear (a W set meanwhile fails the CAS), else the slow path: fwait_wake_ex(nr 1): under the
  *            bucket lock, every shared sleeper and the oldest exclusive one
  *            are chosen and unlinked, then the callback (release_cb), told
  *            {woken_exclusive, more_waiters (the queue not empty after the
@@ -77,7 +90,8 @@
  *
  * Checked: mutual exclusion (an exclusive holder alone, shared holders no
  * more than the count, each finding the state it holds); the W invariant:
- * a queued sleeper always finds W set (a monitor process, and an assertion
+ * a queued sleeper always finds W set, unless a store release is between
+ * its store and its wake's callback (a monitor process, and an assertion
  * where a release skips the table: nobody may be queued then); a post
  * reaches a live, sleeping, unlinked record; -DFAIR: bounded bypass (see
  * BYPASS); the final state (latch free, bucket empty, nkeyed 0, W clear
@@ -89,16 +103,22 @@
  * -DNO_MONITOR drops the W invariant (monitor and point assertion), so a
  * broken variant must be caught by mutual exclusion, the end states or the
  * ltl property.  Broken variants (spin must reject each):
+ *   -DBROKEN_STORE_NO_CHECK   the store release does not read nkeyed
+ *                             after its store: a W set meanwhile is wiped
+ *                             and nobody wakes its setter.
+ *   -DBROKEN_NO_MEMBARRIER    the waiter makes no membarrier: the store
+ *                             release's read of nkeyed passes its store,
+ *                             and the waiter's ready() misses the store.
+ *   -DBROKEN_TOKEN_RELEASE    a handoff also frees the state: a barger and
+ *                             the handed writer both own the latch.
+ * and, where W decides (-DRMW_RELEASE: the CAS release skips the table
+ * while W is clear; a store release reads nkeyed whatever W says):
  *   -DBROKEN_CB_CLEARS_W      the callback clears W whatever more_waiters
  *                             says: a handed-over holder's unlock then
  *                             takes the fast path past a queued sleeper.
  *   -DBROKEN_CB_UNLOCKED      the callback's W update is made after the
  *                             bucket lock is dropped: a sleeper that queued
  *                             (and set W) in between has its W cleared.
- *   -DBROKEN_TOKEN_RELEASE    a handoff also frees the state: a barger and
- *                             the handed writer both own the latch.
- *   -DBROKEN_FAST_UNLOCK_STORE the fast unlock stores FREE over the value
- *                             it read (not a CAS), wiping a W set meanwhile.
  *   -DSHARED -DBROKEN_CB_LAST a shared release's callback takes itself for
  *                             the last holder without looking again: a
  *                             woken reader that joined meanwhile holds a
@@ -142,6 +162,10 @@ bool posted[NT];       /* the parker's state: woken, with tok[] */
 byte tok[NT];
 bool alive[NT];        /* the sleeper's record exists */
 byte nk;               /* nkeyed: threads inside fwait_wait_ex */
+byte pend;             /* tid+1 of a store release whose store is still
+			* buffered (its value: FREE, W clear) */
+byte npost;            /* store releases between their store and the end
+			* of their wake's callback (W may be wiped) */
 byte owner;            /* tid+1 of the exclusive holder in its critical section */
 byte nsh;              /* shared holders in their critical sections */
 byte finished;
@@ -163,6 +187,24 @@ byte passons[NT];      /* pass-on wakes received meanwhile */
 /* ---- bucket-guarded helpers: inside an atomic step holding bl ---------- */
 
 inline bucket_lock() { atomic { bl == 0 -> bl = me + 1 } }
+
+/* membarrier(2): every thread passes a full barrier, so a buffered store
+ * becomes visible */
+inline drain() {
+	atomic { if :: pend -> ls = FREE; lw = false; pend = 0 :: else -> skip fi }
+}
+
+/* fwait_wait_ex's announce: bucket lock, nkeyed++, then (a latch's wait)
+ * the membarrier with the lock dropped, then the lock again */
+inline announce() {
+#ifdef BROKEN_NO_MEMBARRIER
+	atomic { bl == 0 -> bl = me + 1; nk++ }
+#else
+	atomic { bl == 0 -> bl = me + 1; nk++; bl = 0 };
+	drain();
+	bucket_lock()
+#endif
+}
 
 inline enqueue_tail() {
 	q[qlen] = me; qlen++; queued[me] = true; wex[me] = ex
@@ -305,8 +347,9 @@ inline hlatch_lock() {
 	if
 	:: got -> got = false; res = OK
 	:: else ->
-		/* fwait_wait_ex: announce (nkeyed++, the fence) under bl */
-		atomic { bl == 0 -> bl = me + 1; alive[me] = true; nk++; woken = false; cq = false };
+		/* fwait_wait_ex: announce (nkeyed++, the membarrier) */
+		atomic { alive[me] = true; woken = false; cq = false };
+		announce();
 		do
 		:: atomic {
 			ready();
@@ -364,8 +407,8 @@ inline hlatch_lock() {
 			/* a reader chosen beside a writer's handoff: the wait
 			 * returns (token), hl_wait waits again (cq kept);
 			 * read_begin loops, its load sees XS and waits again */
-			atomic { nk--; t = 0; raced = false };
-			atomic { bl == 0 -> bl = me + 1; nk++; woken = false }
+			atomic { nk--; t = 0; raced = false; woken = false };
+			announce()
 		   :: !timed && t != HANDOFF && raced ->
 			/* a plain wake raced the deadline: ready() once; if it
 			 * fails, an exclusive wake goes on to the next writer */
@@ -413,18 +456,60 @@ inline hlatch_lock() {
 /* ---- fwait_hlatch_unlock (ex) / unlock_shared (!ex) ---------------------- */
 
 inline hlatch_unlock() {
-#ifdef BROKEN_FAST_UNLOCK_STORE
-	/* broken: read, then a plain store of the release over the value
-	 * read (a shared holder that is not last still decrements) */
-	atomic { oldw = lw; olds = ls };
+#ifndef RMW_RELEASE
+	/* exclusive, W clear: a plain store over the value read */
+	atomic { oldw = lw };
 	if
-	:: ex && !oldw -> atomic { ls = FREE; lw = oldw }; got = true
-	:: !ex && olds > 1 -> atomic { ls--; olds = 0 }; got = true
-	:: !ex && olds == 1 && !oldw -> atomic { ls = FREE; lw = oldw }; got = true
-	:: else -> got = false
+	:: ex && !oldw ->
+		/* the store, and the read of nkeyed: in order, or the read
+		 * first with the store buffered until the drain below */
+		if
+		:: atomic { ls = FREE; lw = false; npost++ };
+		   atomic { rd = nk;
+#ifndef NO_MONITOR
+			if :: rd == 0 -> assert(qlen == 0) :: else -> skip fi;
+#endif
+			skip }
+		:: atomic { rd = nk; pend = me + 1; npost++ }
+		fi;
+		drain();
+#ifdef BROKEN_STORE_NO_CHECK
+		rd = 0;
+#endif
+		if
+		:: rd > 0 ->
+			/* fwait_wake_ex(key, 1, 0, released_cb) */
+			bucket_lock();
+			atomic {
+				collect();
+				if
+				:: due = true
+				:: due = false
+				fi;
+#ifdef FAIR
+				if :: w < NT && steals[w] >= MAXS -> due = true :: else -> skip fi;
+#endif
+				if
+				:: w < NT && due && ls == FREE ->
+					/* still free: hand it to the due writer */
+					ls = XS; t = HANDOFF; lw = (qlen > 0)
+				:: w < NT && due && ls != FREE ->
+					/* taken meanwhile: cancel, W set, so
+					 * that holder's release comes back */
+					uncollect(); lw = true
+				:: else -> t = 0; lw = (qlen > 0)
+				fi;
+				npost--; due = false; w = 0; bl = 0
+			};
+			post_chosen()
+		:: else -> npost--
+		fi;
+		rd = 0; oldw = false; got = true
+	:: else -> oldw = false; got = false
 	fi;
-	oldw = false; olds = 0;
-#else
+	if
+	:: !got ->
+#endif
 	/* release: one CAS loop; a shared holder that is not last decrements
 	 * (W is the last one's business); the last frees only while W is
 	 * clear (a W set meanwhile fails its CAS), else the slow path */
@@ -433,13 +518,17 @@ inline hlatch_unlock() {
 		:: !ex && ls > 1 -> ls--; got = true
 		:: (ex || ls == 1) && !lw ->
 #ifndef NO_MONITOR
-			/* the table is skipped: nobody may be queued */
-			assert(qlen == 0);
+			/* the table is skipped: nobody may be queued, unless
+			 * a store release wiped W and has yet to wake them */
+			assert(qlen == 0 || npost > 0);
 #endif
 			ls = FREE; got = true
 		:: else -> got = false
 		fi
 	};
+#ifndef RMW_RELEASE
+	:: else -> skip
+	fi;
 #endif
 	if
 	:: got -> got = false
@@ -518,9 +607,8 @@ inline leave_critical_section() {
 
 proctype thread(byte me)
 {
-	byte i, j, c, v, w, t, res, n, chosen;
+	byte i, j, c, v, w, t, res, n, chosen, rd;
 	bool ex, opt, got, woken, cq, raced, timed, more, due, last, oldw;
-	byte olds;
 
 	do
 	:: n < NOPS ->
@@ -559,14 +647,15 @@ end:	do
 		/* a queued sleeper always finds W set: no release that skips
 		 * the table can strand it (so: never W clear with a sleeper
 		 * queued and the latch held) */
-		qlen > 0 && !lw -> assert(false) }
+		qlen > 0 && !lw && npost == 0 -> assert(false) }
 	:: atomic { finished == NT -> break }
 	od;
 #else
 	finished == NT;
 #endif
 	/* the final state: latch free, nobody queued or inside the bucket */
-	assert(ls == FREE && owner == 0 && nsh == 0 && qlen == 0 && nk == 0 && bl == 0);
+	assert(ls == FREE && owner == 0 && nsh == 0 && qlen == 0 && nk == 0 && bl == 0 &&
+	       pend == 0 && npost == 0);
 #ifndef TIMEOUT
 	/* only a timed-out sleeper leaves W stale */
 	assert(!lw)

@@ -119,7 +119,7 @@ struct atomic_wait_lock {
 
 /* An engine's page state: shared holders 1..124, exclusive 125, marked
  * 126 (127 would be the engine's "evicted"); W bit 63; version 0..55. */
-const fwait_hlatch_layout page_layout = { 56, 7, 124, 125, 126, 63, 0, 56 };
+const fwait_hlatch_layout page_layout = { 56, 7, 124, 125, 126, 63, 0, 56, 0 };
 
 void must(int rc, const char *what)
 {

@@ -259,6 +259,12 @@ struct fwait_config {
 	 * histogram on any path.  What they cost when on: docs/benchmarks.md,
 	 * "Statistics on and off". */
 	bool stats_off;
+	/* false (default): on Linux with membarrier(2), register the process
+	 * for MEMBARRIER_CMD_PRIVATE_EXPEDITED, and hybrid latches on this
+	 * table release exclusive with a plain store: their waiters pay one
+	 * membarrier per wait instead (fwait_hlatch_unlock).  true, or where
+	 * membarrier is missing: a full fence after that store instead. */
+	bool no_membarrier;
 };
 
 struct fwait_table;
@@ -594,22 +600,31 @@ bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
  * vmcache's clock mark; every other value is the caller's own, such as
  * "evicted", and latch calls refuse it with -EAGAIN), a version field that
  * every exclusive release bumps (wrapping within the field), and
- * optionally one waiters bit W that fwait keeps exactly (set by a waiter
- * under the bucket lock, cleared by the release that wakes the key's
- * last waiter).  Bits outside the three are the caller's and kept as they
- * are (change them only with atomic RMWs).
+ * optionally one waiters bit W (set by a waiter under the bucket lock; a
+ * release that sees it goes slow, wakes, and leaves it saying whether
+ * waiters are still queued).  Bits outside the three are the caller's and
+ * kept as they are: change them only with atomic RMWs, and not while
+ * another thread holds the latch exclusive, whose release writes them
+ * back as it read them (or set FWAIT_HLATCH_RMW_RELEASE).
  *
- * Uncontended, a latch call is one load and one RMW on the word; with W
- * clear an unlock never calls into the table.  Contended: spin (the
- * table's spin_ns), then sleep as a keyed waiter on the word's address,
- * shared and exclusive waiters on that one key; the take runs inside
- * ready() under the bucket lock, so a woken writer that loses keeps its
- * place at the head of the key (FAIR), and an exclusive release hands the
- * latch directly to the oldest writer once it is due (fwait_wake_report
- * .due).  New shared holders queue behind a waiting writer (W set while
- * shared), so a stream of readers does not starve it.  Without W
- * (waiters_bit -1) every release calls fwait_wake, which skips the bucket
- * lock when nobody waits in the bucket, and there is no handoff.
+ * Uncontended, taking is one load and one CAS; an exclusive release is
+ * one load, one plain store and a read of the waiter count of the word's
+ * bucket (no locked instruction), a shared release one CAS; a release
+ * takes the table's lock only while someone waits in that bucket.  The
+ * store is safe because the latch's waiters pay for it: each wait makes
+ * one membarrier(2) call after it counts itself in, which orders every
+ * running thread as a full fence would (liburcu's urcu-memb does the
+ * same for its readers); without membarrier, or with the table's
+ * no_membarrier, the release runs a full fence after its store instead.
+ * Contended: spin (the table's spin_ns), then sleep as a keyed waiter on
+ * the word's address, shared and exclusive waiters on that one key; the
+ * take runs inside ready() under the bucket lock, so a woken writer that
+ * loses keeps its place at the head of the key (FAIR), and an exclusive
+ * release that finds W set hands the latch directly to the oldest writer
+ * once it is due (fwait_wake_report .due).  New shared holders queue
+ * behind a waiting writer (W set while shared), so a stream of readers
+ * does not starve it.  Without W (waiters_bit -1) releases wake without a
+ * handoff, and new readers do not wait behind writers.
  *
  * Ordering.  Taking the latch (shared or exclusive) is an acquire of the
  * release that last freed or handed it; every release is a release.  An
@@ -631,7 +646,14 @@ struct fwait_hlatch_layout {
 	int8_t waiters_bit;    /* W, outside both fields; -1: no W */
 	uint8_t version_shift; /* lowest bit of the version field */
 	uint8_t version_bits;  /* its width, 1..62, outside the state field */
+	uint8_t flags;         /* FWAIT_HLATCH_RMW_RELEASE, or 0 */
 };
+
+/* fwait_hlatch_layout.flags: release exclusive with a CAS instead of a
+ * plain store, for words whose caller bits other threads change while the
+ * latch is held exclusive (a clock's reference bit set by fetch_or): a
+ * plain store would write back the bits as the releaser read them. */
+#define FWAIT_HLATCH_RMW_RELEASE 1u
 
 /* 0 if the layout is usable, -EINVAL otherwise (fields overlapping or
  * past bit 63, exclusive or marked not fitting, shared_max >= exclusive,
@@ -661,6 +683,14 @@ int fwait_hlatch_read_begin_slow(struct fwait_table *t, const struct fwait_hlatc
 				 const fwait_atomic_u64 *word, const struct timespec *deadline,
 				 uint64_t *snapshot);
 
+/* What the inline fwait_hlatch_unlock calls after its plain store (and
+ * fwait_hlatch_unlock_to after its own), the latch released into state
+ * `to`: when anyone waits in the word's bucket, wake the latch's waiters
+ * (all of them when `to` is the caller's own state) and set W to whether
+ * some are still queued.  0, or -EINVAL.  Not for other callers. */
+int fwait_hlatch_unlocked(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+			  fwait_atomic_u64 *word, unsigned to);
+
 /* 0 taken, -EBUSY held (shared or exclusive), -EAGAIN the caller's state,
  * -EINVAL.  Never sleeps, never touches a table. */
 int fwait_hlatch_trylock(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word);
@@ -682,6 +712,8 @@ int fwait_hlatch_unlock_to(struct fwait_table *t, const struct fwait_hlatch_layo
 #ifdef __cplusplus
 #define FWAIT_HL_UNSIGNED_(x) static_cast<unsigned>(x)
 #define FWAIT_HL_LOAD_(p, mo) ((p)->load(std::memory_order_##mo))
+#define FWAIT_HL_STORE_(p, d, mo) ((p)->store((d), std::memory_order_##mo))
+#define FWAIT_HL_COMPILER_BARRIER_() std::atomic_signal_fence(std::memory_order_seq_cst)
 #define FWAIT_HL_CAS_(p, e, d, mo) \
 	((p)->compare_exchange_weak((e), (d), std::memory_order_##mo, std::memory_order_relaxed))
 #ifdef __SANITIZE_THREAD__
@@ -692,6 +724,8 @@ int fwait_hlatch_unlock_to(struct fwait_table *t, const struct fwait_hlatch_layo
 #else
 #define FWAIT_HL_UNSIGNED_(x) ((unsigned)(x))
 #define FWAIT_HL_LOAD_(p, mo) atomic_load_explicit((p), memory_order_##mo)
+#define FWAIT_HL_STORE_(p, d, mo) atomic_store_explicit((p), (d), memory_order_##mo)
+#define FWAIT_HL_COMPILER_BARRIER_() atomic_signal_fence(memory_order_seq_cst)
 #define FWAIT_HL_CAS_(p, e, d, mo) \
 	atomic_compare_exchange_weak_explicit((p), &(e), (d), memory_order_##mo, memory_order_relaxed)
 #ifdef __SANITIZE_THREAD__
@@ -720,7 +754,7 @@ static inline bool fwait_hl_valid_(const struct fwait_hlatch_layout *l)
 	if (l == NULL || l->state_bits < 2 || l->state_bits > 16 ||
 	    l->state_shift + l->state_bits > 64 || l->version_bits < 1 ||
 	    l->version_bits > 62 || l->version_shift + l->version_bits > 64 ||
-	    l->waiters_bit < -1 || l->waiters_bit > 63)
+	    l->waiters_bit < -1 || l->waiters_bit > 63 || (l->flags & ~FWAIT_HLATCH_RMW_RELEASE))
 		return false;
 	uint64_t top = fwait_hl_smax_(l), smask = top << l->state_shift;
 	return l->exclusive != 0 && l->exclusive <= top && l->exclusive > l->shared_max &&
@@ -767,17 +801,21 @@ static inline int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hl
  * field), and wake or hand over: 0, -EPERM (the state is not exclusive;
  * nothing changed), -EINVAL.  A release: what the holder did happens
  * before the next take's return and before a validate that sees the new
- * version.  With W clear it never calls into the table. */
+ * version.  With W clear: a release store, then fwait_hlatch_unlocked
+ * (the compiler barrier between keeps its read after the store; the
+ * hardware's order is the waiters' membarrier, hlatch.c). */
 static inline int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				      fwait_atomic_u64 *word)
 {
-	if (t != NULL && word != NULL && fwait_hl_valid_(l) && l->waiters_bit >= 0) {
+	if (t != NULL && word != NULL && fwait_hl_valid_(l) &&
+	    !(l->flags & FWAIT_HLATCH_RMW_RELEASE)) {
 		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
-		uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
-			      ((v + (UINT64_C(1) << l->version_shift)) & vm);
-		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l)) &&
-		    FWAIT_HL_CAS_(word, v, nv, release))
-			return 0;
+		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
+			FWAIT_HL_STORE_(word, (fwait_hl_with_(l, v, 0) & ~vm) |
+					((v + (UINT64_C(1) << l->version_shift)) & vm), release);
+			FWAIT_HL_COMPILER_BARRIER_();
+			return fwait_hlatch_unlocked(t, l, word, 0);
+		}
 	}
 	return fwait_hlatch_unlock_slow(t, l, word);
 }
