@@ -502,6 +502,13 @@ static __attribute__((noinline)) int unlocked_wake(struct fwait_table *t,
 	return wake_released(t, &h, word, to);
 }
 
+const fwait_atomic_u32 *fwait_hlatch_waiters(const struct fwait_table *t, const void *word)
+{
+	if (t == NULL || word == NULL || !t->membarrier)
+		return NULL;
+	return &fw_bucket_of(t, word)->nkeyed;
+}
+
 int fwait_hlatch_unlocked(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			  fwait_atomic_u64 *word, unsigned to)
 {

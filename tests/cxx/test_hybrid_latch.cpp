@@ -62,7 +62,7 @@
 namespace {
 
 const unsigned kShared_max = 124, kExclusive = 125, kMarked = 126, kEvicted = 127;
-const fwait_hlatch_layout kLayout = { 56, 7, kShared_max, kExclusive, kMarked, 63, 0, 56, 0 };
+constexpr fwait_hlatch_layout kLayout = { 56, 7, kShared_max, kExclusive, kMarked, 63, 0, 56, 0 };
 const uint64_t kStateMask = UINT64_C(0x7f) << 56;
 const uint64_t kW = UINT64_C(1) << 63;
 const uint64_t kVersionMask = (UINT64_C(1) << 56) - 1;
@@ -474,6 +474,68 @@ void test_guards(fwait_table *t)
 	CHECK_EQ(bw.load(), 0);
 }
 
+/* fixed_hybrid_latch: the same calls with the layout folded in; its
+ * guards; and threads contending on it (each hold counted, the version
+ * moved by each exclusive release, W clear at the end). */
+void hold_pause(unsigned i);
+typedef fwait::fixed_hybrid_latch<kLayout> fixed_latch;
+static_assert(!std::is_constructible<fixed_latch, fwait_table *, fwait_hlatch_layout,
+				     fwait_atomic_u64 &>::value,
+	      "a fixed latch takes no layout");
+
+void test_fixed_latch(fwait_table *t)
+{
+	fwait_atomic_u64 w(0);
+	fixed_latch l(t, w);
+	CHECK(&l.layout() == &kLayout);
+	CHECK_EQ(l.lock(), 0);
+	CHECK_EQ(l.state(w.load()), kExclusive);
+	CHECK_EQ(l.try_lock(), -EBUSY);
+	CHECK_EQ(l.unlock(), 0);
+	CHECK_EQ(w.load(), 1);
+	CHECK_EQ(l.unlock(), -EPERM);
+	uint64_t snap = 0;
+	CHECK_EQ(l.read_begin(&snap), 0);
+	CHECK_EQ(l.lock_shared(), 0);
+	CHECK(l.validate(snap));
+	CHECK_EQ(l.unlock_shared(), 0);
+	{
+		fwait::basic_hlatch_guard<false, fixed_latch> g(l);
+		CHECK(g);
+		CHECK(!l.validate(snap));
+	}
+	CHECK_EQ(w.load(), 2);
+	{
+		fwait::basic_hlatch_guard<true, fixed_latch> g(l);
+		CHECK(g);
+		CHECK_EQ(l.state(w.load()), 1);
+	}
+	CHECK_EQ(l.unlock_to(0), -EPERM);
+	CHECK_EQ(fixed_latch(nullptr, w).lock(), -EINVAL);
+
+	const unsigned nthreads = 6, iters = 3000;
+	fwait_atomic_u64 cw(0);
+	fixed_latch cl(t, cw);
+	std::atomic<unsigned> inside(0);
+	uint64_t count = 0; /* guarded by cl */
+	std::vector<std::thread> ths;
+	for (unsigned i = 0; i < nthreads; i++)
+		ths.emplace_back([&, i] {
+			for (unsigned k = 0; k < iters; k++) {
+				CHECK_EQ(cl.lock(), 0);
+				CHECK_EQ(inside.fetch_add(1), 0);
+				count++;
+				hold_pause(k + i);
+				CHECK_EQ(inside.fetch_sub(1), 1);
+				CHECK_EQ(cl.unlock(), 0);
+			}
+		});
+	for (std::thread &th : ths)
+		th.join();
+	CHECK_EQ(count, (uint64_t)nthreads * iters);
+	CHECK_EQ(cw.load(), (uint64_t)nthreads * iters); /* free, W clear, the version */
+}
+
 /* ---- stress ------------------------------------------------------------ */
 
 #if defined(TEST_TSAN)
@@ -788,6 +850,7 @@ int main()
 		test_tokens(t, c);
 		test_latch_states(t);
 		test_guards(t);
+		test_fixed_latch(t);
 		fwait_stats_reset(t);
 		/* Under BROADCAST too: its wakes choose every waiter of the
 		 * bucket, and the producer's item tokens once reached the

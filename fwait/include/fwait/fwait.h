@@ -691,6 +691,14 @@ int fwait_hlatch_read_begin_slow(struct fwait_table *t, const struct fwait_hlatc
 int fwait_hlatch_unlocked(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			  fwait_atomic_u64 *word, unsigned to);
 
+/* For a binding that keeps a latch object (fwait.hpp's hybrid_latch):
+ * the count fwait_hlatch_unlocked reads for word, so the binding's unlock
+ * can read it inline after its store and call fwait_hlatch_unlocked only
+ * when it is not 0.  NULL when the table has no membarrier (the read then
+ * needs a fence first, which fwait_hlatch_unlocked makes), or for a NULL
+ * table or word.  Valid for the table's life. */
+const fwait_atomic_u32 *fwait_hlatch_waiters(const struct fwait_table *t, const void *word);
+
 /* 0 taken, -EBUSY held (shared or exclusive), -EAGAIN the caller's state,
  * -EINVAL.  Never sleeps, never touches a table. */
 int fwait_hlatch_trylock(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *word);
@@ -779,14 +787,16 @@ static inline bool fwait_hl_deadline_ok_(const struct timespec *d)
 	return d == NULL || (d->tv_sec >= 0 && d->tv_nsec >= 0 && d->tv_nsec < 1000000000);
 }
 
-/* Inline.  Take exclusive: 0; -EAGAIN at once (nothing held) if the state
- * is the caller's own (not free, shared or exclusive); -ETIMEDOUT; -EINVAL.
- * 0 is an acquire of the release that freed or handed it, followed by a
- * release fence (Ordering). */
-static inline int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
-				    fwait_atomic_u64 *word, const struct timespec *deadline)
+/*
+ * The uncontended paths, each in two parts: fwait_hl_*_ (internal) takes
+ * a table and word that are not NULL and a layout that fwait_hl_valid_
+ * accepted, and the public call checks those first.  fwait.hpp's latch
+ * checks once, when it is made, and calls the parts directly.
+ */
+static inline int fwait_hl_lock_(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				 fwait_atomic_u64 *word, const struct timespec *deadline)
 {
-	if (t != NULL && word != NULL && fwait_hl_valid_(l) && fwait_hl_deadline_ok_(deadline)) {
+	if (fwait_hl_deadline_ok_(deadline)) {
 		uint64_t v = FWAIT_HL_LOAD_(word, relaxed);
 		if (fwait_hl_free_(l, fwait_hl_state_(l, v)) &&
 		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, l->exclusive), acquire)) {
@@ -795,6 +805,84 @@ static inline int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hl
 		}
 	}
 	return fwait_hlatch_lock_slow(t, l, word, deadline);
+}
+/* waiters: fwait_hlatch_waiters(t, word), or NULL (then every store
+ * release calls fwait_hlatch_unlocked, which reads the count itself). */
+static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				   fwait_atomic_u64 *word, const fwait_atomic_u32 *waiters)
+{
+	if (!(l->flags & FWAIT_HLATCH_RMW_RELEASE)) {
+		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
+		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
+			FWAIT_HL_STORE_(word, (fwait_hl_with_(l, v, 0) & ~vm) |
+					((v + (UINT64_C(1) << l->version_shift)) & vm), release);
+			FWAIT_HL_COMPILER_BARRIER_();
+			if (waiters != NULL && FWAIT_HL_LOAD_(waiters, relaxed) == 0)
+				return 0;
+			return fwait_hlatch_unlocked(t, l, word, 0);
+		}
+	}
+	return fwait_hlatch_unlock_slow(t, l, word);
+}
+static inline int fwait_hl_lock_shared_(struct fwait_table *t,
+					const struct fwait_hlatch_layout *l,
+					fwait_atomic_u64 *word, const struct timespec *deadline)
+{
+	if (l->shared_max != 0 && fwait_hl_deadline_ok_(deadline)) {
+		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), s = fwait_hl_state_(l, v);
+		if ((fwait_hl_free_(l, s) ||
+		     (s < l->shared_max && !(v & fwait_hl_wmask_(l)))) &&
+		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, fwait_hl_free_(l, s) ? 1 : s + 1),
+				  acquire))
+			return 0;
+	}
+	return fwait_hlatch_lock_shared_slow(t, l, word, deadline);
+}
+static inline int fwait_hl_unlock_shared_(struct fwait_table *t,
+					  const struct fwait_hlatch_layout *l,
+					  fwait_atomic_u64 *word)
+{
+	if (l->waiters_bit >= 0) {
+		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), s = fwait_hl_state_(l, v);
+		/* Not the last holder, or the last with W clear. */
+		if (s >= 1 && s <= l->shared_max && (s > 1 || !(v & fwait_hl_wmask_(l))) &&
+		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, s - 1), release))
+			return 0;
+	}
+	return fwait_hlatch_unlock_shared_slow(t, l, word);
+}
+static inline int fwait_hl_read_begin_(struct fwait_table *t,
+				       const struct fwait_hlatch_layout *l,
+				       const fwait_atomic_u64 *word,
+				       const struct timespec *deadline, uint64_t *snapshot)
+{
+	if (snapshot != NULL && fwait_hl_deadline_ok_(deadline)) {
+		uint64_t v = FWAIT_HL_LOAD_(word, acquire), s = fwait_hl_state_(l, v);
+		if (fwait_hl_free_(l, s) || (s >= 1 && s <= l->shared_max)) {
+			*snapshot = v;
+			return 0;
+		}
+	}
+	return fwait_hlatch_read_begin_slow(t, l, word, deadline, snapshot);
+}
+static inline bool fwait_hl_validate_(const struct fwait_hlatch_layout *l,
+				      const fwait_atomic_u64 *word, uint64_t snapshot)
+{
+	FWAIT_HL_FENCE_(acquire);
+	uint64_t v = FWAIT_HL_LOAD_(word, relaxed);
+	return ((v ^ snapshot) & fwait_hl_vmask_(l)) == 0 &&
+	       fwait_hl_state_(l, v) != l->exclusive && fwait_hl_state_(l, snapshot) != l->exclusive;
+}
+
+/* Inline.  Take exclusive: 0; -EAGAIN at once (nothing held) if the state
+ * is the caller's own (not free, shared or exclusive); -ETIMEDOUT; -EINVAL.
+ * 0 is an acquire of the release that freed or handed it, followed by a
+ * release fence (Ordering). */
+static inline int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
+				    fwait_atomic_u64 *word, const struct timespec *deadline)
+{
+	return t != NULL && word != NULL && fwait_hl_valid_(l) ?
+	       fwait_hl_lock_(t, l, word, deadline) : fwait_hlatch_lock_slow(t, l, word, deadline);
 }
 
 /* Inline.  Release exclusive, bump the version (wrapping within its
@@ -807,17 +895,8 @@ static inline int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hl
 static inline int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				      fwait_atomic_u64 *word)
 {
-	if (t != NULL && word != NULL && fwait_hl_valid_(l) &&
-	    !(l->flags & FWAIT_HLATCH_RMW_RELEASE)) {
-		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
-		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
-			FWAIT_HL_STORE_(word, (fwait_hl_with_(l, v, 0) & ~vm) |
-					((v + (UINT64_C(1) << l->version_shift)) & vm), release);
-			FWAIT_HL_COMPILER_BARRIER_();
-			return fwait_hlatch_unlocked(t, l, word, 0);
-		}
-	}
-	return fwait_hlatch_unlock_slow(t, l, word);
+	return t != NULL && word != NULL && fwait_hl_valid_(l) ?
+	       fwait_hl_unlock_(t, l, word, NULL) : fwait_hlatch_unlock_slow(t, l, word);
 }
 
 /* Inline.  Take shared: 0; -EAGAIN the caller's state; -ETIMEDOUT;
@@ -828,16 +907,9 @@ static inline int fwait_hlatch_lock_shared(struct fwait_table *t,
 					   const struct fwait_hlatch_layout *l,
 					   fwait_atomic_u64 *word, const struct timespec *deadline)
 {
-	if (t != NULL && word != NULL && fwait_hl_valid_(l) && l->shared_max != 0 &&
-	    fwait_hl_deadline_ok_(deadline)) {
-		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), s = fwait_hl_state_(l, v);
-		if ((fwait_hl_free_(l, s) ||
-		     (s < l->shared_max && !(v & fwait_hl_wmask_(l)))) &&
-		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, fwait_hl_free_(l, s) ? 1 : s + 1),
-				  acquire))
-			return 0;
-	}
-	return fwait_hlatch_lock_shared_slow(t, l, word, deadline);
+	return t != NULL && word != NULL && fwait_hl_valid_(l) ?
+	       fwait_hl_lock_shared_(t, l, word, deadline) :
+	       fwait_hlatch_lock_shared_slow(t, l, word, deadline);
 }
 
 /* Inline.  Release shared (the version is kept): 0, -EPERM (not held
@@ -846,14 +918,8 @@ static inline int fwait_hlatch_unlock_shared(struct fwait_table *t,
 					     const struct fwait_hlatch_layout *l,
 					     fwait_atomic_u64 *word)
 {
-	if (t != NULL && word != NULL && fwait_hl_valid_(l) && l->waiters_bit >= 0) {
-		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), s = fwait_hl_state_(l, v);
-		/* Not the last holder, or the last with W clear. */
-		if (s >= 1 && s <= l->shared_max && (s > 1 || !(v & fwait_hl_wmask_(l))) &&
-		    FWAIT_HL_CAS_(word, v, fwait_hl_with_(l, v, s - 1), release))
-			return 0;
-	}
-	return fwait_hlatch_unlock_shared_slow(t, l, word);
+	return t != NULL && word != NULL && fwait_hl_valid_(l) ?
+	       fwait_hl_unlock_shared_(t, l, word) : fwait_hlatch_unlock_shared_slow(t, l, word);
 }
 
 /* Inline.  Start an optimistic read: waits while the latch is exclusive,
@@ -867,15 +933,9 @@ static inline int fwait_hlatch_read_begin(struct fwait_table *t,
 					  const fwait_atomic_u64 *word,
 					  const struct timespec *deadline, uint64_t *snapshot)
 {
-	if (t != NULL && word != NULL && snapshot != NULL && fwait_hl_valid_(l) &&
-	    fwait_hl_deadline_ok_(deadline)) {
-		uint64_t v = FWAIT_HL_LOAD_(word, acquire), s = fwait_hl_state_(l, v);
-		if (fwait_hl_free_(l, s) || (s >= 1 && s <= l->shared_max)) {
-			*snapshot = v;
-			return 0;
-		}
-	}
-	return fwait_hlatch_read_begin_slow(t, l, word, deadline, snapshot);
+	return t != NULL && word != NULL && fwait_hl_valid_(l) ?
+	       fwait_hl_read_begin_(t, l, word, deadline, snapshot) :
+	       fwait_hlatch_read_begin_slow(t, l, word, deadline, snapshot);
 }
 
 /* Inline predicate: no exclusive holder ran since read_begin's snapshot
@@ -885,12 +945,7 @@ static inline int fwait_hlatch_read_begin(struct fwait_table *t,
 static inline bool fwait_hlatch_validate(const struct fwait_hlatch_layout *l,
 					 const fwait_atomic_u64 *word, uint64_t snapshot)
 {
-	if (word == NULL || !fwait_hl_valid_(l))
-		return false;
-	FWAIT_HL_FENCE_(acquire);
-	uint64_t v = FWAIT_HL_LOAD_(word, relaxed);
-	return ((v ^ snapshot) & fwait_hl_vmask_(l)) == 0 &&
-	       fwait_hl_state_(l, v) != l->exclusive && fwait_hl_state_(l, snapshot) != l->exclusive;
+	return word != NULL && fwait_hl_valid_(l) && fwait_hl_validate_(l, word, snapshot);
 }
 
 /* Inline field readers for a word or a snapshot (0 for a bad layout). */

@@ -282,43 +282,78 @@ template <class Pred> bool spin(const fwait_table *t, Pred &&pred) noexcept
  * they take the latch (as the C calls), where std::unique_lock and
  * std::lock expect true; use hlatch_guard and hlatch_shared_guard.
  */
-class hybrid_latch {
+/* How a latch holds its layout: hlatch_layout_ref, a pointer to the
+ * caller's (one static const per kind of word; a temporary is refused at
+ * compile time), or hlatch_fixed_layout<L>, a static one known at compile
+ * time: the compiler then folds the layout into each call, and an
+ * uncontended lock + unlock costs about what a CAS and a store do
+ * (docs/benchmarks.md).  L must be a constant expression: a constexpr
+ * fwait_hlatch_layout (GCC refuses a plain const one before C++17). */
+class hlatch_layout_ref {
 public:
-	hybrid_latch(fwait_table *table, const fwait_hlatch_layout &layout,
-		     fwait_atomic_u64 &word) noexcept
-		: table_(table), layout_(&layout), word_(&word)
+	hlatch_layout_ref(const fwait_hlatch_layout &l) noexcept : l_(&l) {}
+	hlatch_layout_ref(const fwait_hlatch_layout &&) = delete;
+	const fwait_hlatch_layout *get() const noexcept { return l_; }
+
+private:
+	const fwait_hlatch_layout *l_;
+};
+template <const fwait_hlatch_layout &L> class hlatch_fixed_layout {
+public:
+	constexpr const fwait_hlatch_layout *get() const noexcept { return &L; }
+};
+
+template <class Layout> class basic_hybrid_latch {
+public:
+	basic_hybrid_latch(fwait_table *table, Layout layout, fwait_atomic_u64 &word) noexcept
+		: table_(table), layout_(layout), word_(&word),
+		  waiters_(fwait_hlatch_waiters(table, &word)),
+		  ok_(table != nullptr && fwait_hlatch_layout_check(layout.get()) == 0)
 	{
 	}
-	hybrid_latch(fwait_table *table, const fwait_hlatch_layout &&layout,
-		     fwait_atomic_u64 &word) = delete;
+	/* A fixed layout's latch: (table, word). */
+	basic_hybrid_latch(fwait_table *table, fwait_atomic_u64 &word) noexcept
+		: basic_hybrid_latch(table, Layout(), word)
+	{
+	}
 
 	/* Exclusive: fwait_hlatch_lock: 0; -EAGAIN at once (nothing held) if
 	 * the state is the caller's own; -ETIMEDOUT; -EINVAL. */
 	int lock(const timespec *deadline = nullptr) noexcept
 	{
-		return fwait_hlatch_lock(table_, layout_, word_, deadline);
+		return ok_ ? fwait_hl_lock_(table_, layout_.get(), word_, deadline) :
+			     fwait_hlatch_lock_slow(table_, layout_.get(), word_, deadline);
 	}
 	/* fwait_hlatch_trylock: 0 taken, -EBUSY held, -EAGAIN the caller's
 	 * state, -EINVAL.  Never sleeps. */
-	int try_lock() noexcept { return fwait_hlatch_trylock(layout_, word_); }
+	int try_lock() noexcept { return fwait_hlatch_trylock(layout_.get(), word_); }
 	/* fwait_hlatch_unlock: release, bump the version, wake or hand over:
 	 * 0, -EPERM (not held exclusive; nothing changed), -EINVAL. */
-	int unlock() noexcept { return fwait_hlatch_unlock(table_, layout_, word_); }
+	int unlock() noexcept
+	{
+		return ok_ ? fwait_hl_unlock_(table_, layout_.get(), word_, waiters_) :
+			     fwait_hlatch_unlock_slow(table_, layout_.get(), word_);
+	}
 	/* fwait_hlatch_unlock_to: the same, leaving the state `state` (0,
 	 * marked, or one of the caller's own values such as "evicted"). */
 	int unlock_to(unsigned state) noexcept
 	{
-		return fwait_hlatch_unlock_to(table_, layout_, word_, state);
+		return fwait_hlatch_unlock_to(table_, layout_.get(), word_, state);
 	}
 
 	/* Shared: fwait_hlatch_lock_shared, fwait_hlatch_trylock_shared,
 	 * fwait_hlatch_unlock_shared (the version is kept). */
 	int lock_shared(const timespec *deadline = nullptr) noexcept
 	{
-		return fwait_hlatch_lock_shared(table_, layout_, word_, deadline);
+		return ok_ ? fwait_hl_lock_shared_(table_, layout_.get(), word_, deadline) :
+			     fwait_hlatch_lock_shared_slow(table_, layout_.get(), word_, deadline);
 	}
-	int try_lock_shared() noexcept { return fwait_hlatch_trylock_shared(layout_, word_); }
-	int unlock_shared() noexcept { return fwait_hlatch_unlock_shared(table_, layout_, word_); }
+	int try_lock_shared() noexcept { return fwait_hlatch_trylock_shared(layout_.get(), word_); }
+	int unlock_shared() noexcept
+	{
+		return ok_ ? fwait_hl_unlock_shared_(table_, layout_.get(), word_) :
+			     fwait_hlatch_unlock_shared_slow(table_, layout_.get(), word_);
+	}
 
 	/* Optimistic: fwait_hlatch_read_begin (waits while the latch is
 	 * exclusive; -EAGAIN with *snapshot set for the caller's own state),
@@ -326,12 +361,14 @@ public:
 	int read_begin(uint64_t *snapshot) noexcept { return read_begin(nullptr, snapshot); }
 	int read_begin(const timespec *deadline, uint64_t *snapshot) noexcept
 	{
-		return fwait_hlatch_read_begin(table_, layout_, word_, deadline, snapshot);
+		return ok_ ? fwait_hl_read_begin_(table_, layout_.get(), word_, deadline, snapshot) :
+			     fwait_hlatch_read_begin_slow(table_, layout_.get(), word_, deadline, snapshot);
 	}
 	/* Predicate: no exclusive holder ran since the snapshot. */
 	bool validate(uint64_t snapshot) const noexcept
 	{
-		return fwait_hlatch_validate(layout_, word_, snapshot);
+		return ok_ ? fwait_hl_validate_(layout_.get(), word_, snapshot) :
+			     fwait_hlatch_validate(layout_.get(), word_, snapshot);
 	}
 
 	/*
@@ -364,18 +401,31 @@ public:
 
 	/* Field readers for a value of the word (fwait_hlatch_state,
 	 * fwait_hlatch_version). */
-	unsigned state(uint64_t v) const noexcept { return fwait_hlatch_state(layout_, v); }
-	uint64_t version(uint64_t v) const noexcept { return fwait_hlatch_version(layout_, v); }
+	unsigned state(uint64_t v) const noexcept { return fwait_hlatch_state(layout_.get(), v); }
+	uint64_t version(uint64_t v) const noexcept { return fwait_hlatch_version(layout_.get(), v); }
 
 	fwait_table *table() const noexcept { return table_; }
-	const fwait_hlatch_layout &layout() const noexcept { return *layout_; }
+	const fwait_hlatch_layout &layout() const noexcept { return *layout_.get(); }
 	fwait_atomic_u64 &word() const noexcept { return *word_; }
 
 private:
 	fwait_table *table_;
-	const fwait_hlatch_layout *layout_;
+	Layout layout_;
 	fwait_atomic_u64 *word_;
+	/* What an uncontended unlock reads after its store: nonzero (or NULL,
+	 * a table without membarrier), it calls into the table. */
+	const fwait_atomic_u32 *waiters_;
+	/* The table is not NULL and the layout valid, checked once when
+	 * made (the layout must not change after): the calls then skip the
+	 * C inline paths' checks (fwait_hl_*_). */
+	bool ok_;
 };
+
+/* The latch with a layout of the caller's (hybrid_latch(t, layout, word))
+ * or a fixed one (fixed_hybrid_latch<layout>(t, word)). */
+typedef basic_hybrid_latch<hlatch_layout_ref> hybrid_latch;
+template <const fwait_hlatch_layout &L>
+using fixed_hybrid_latch = basic_hybrid_latch<hlatch_fixed_layout<L>>;
 
 /*
  * Scoped hold of a hybrid latch: hlatch_guard takes it exclusive
@@ -388,11 +438,13 @@ private:
  *   if (!g) return g.error();  // -EAGAIN, -ETIMEDOUT, -EINVAL
  *
  * Movable, not copyable: a moved-from guard holds nothing.  It keeps a
- * copy of the handle, so the handle itself may be a temporary.
+ * copy of the handle, so the handle itself may be a temporary.  For a
+ * fixed_hybrid_latch, basic_hlatch_guard<false, decltype(latch)> (or
+ * <true, ...> for shared) keeps its folded layout.
  */
-template <bool Shared> class basic_hlatch_guard {
+template <bool Shared, class Latch = hybrid_latch> class basic_hlatch_guard {
 public:
-	explicit basic_hlatch_guard(const hybrid_latch &latch,
+	explicit basic_hlatch_guard(const Latch &latch,
 				    const timespec *deadline = nullptr) noexcept
 		: latch_(latch),
 		  error_(Shared ? latch_.lock_shared(deadline) : latch_.lock(deadline)),
@@ -447,7 +499,7 @@ public:
 	}
 
 private:
-	hybrid_latch latch_;
+	Latch latch_;
 	int error_;
 	bool owns_;
 };
