@@ -29,32 +29,38 @@
  * lock.  A waiter that times out leaves W set: the next release goes slow
  * once and clears it (more_waiters false).
  *
- * A release that sees W clear.  Shared (and exclusive under
- * FWAIT_HLATCH_RMW_RELEASE): one release CAS, and no call into fwait; a W
- * set meanwhile fails it.  Why relaxed suffices for W's CAS: that release
- * is an RMW, which reads the last value in the word's modification order,
- * and a W-setting CAS expected a held value, so it precedes (in that
- * order) the release that ends the hold, which therefore sees W.
- * Exclusive: a plain release store of the freed value (only the holder
- * writes a held word, but for the caller's bits, fwait.h, and a waiter's
- * W), then fw_released_waiters reads the bucket's nkeyed, and only if it
- * is not 0, fwait_wake_ex with released_cb.  A W set between the load and
- * the store is wiped by the store, so the waiter that set it must be
- * found by that read: it counted itself in nkeyed before its ready(), and
- * between the two made one membarrier (fw_wait_latch), which puts a full
- * barrier into every running thread, hence into the releaser before its
- * store (its read then sees the count), after its read (the waiter's
- * ready() then sees the store and takes the latch) or between them (a
- * fence on each side of Dekker's pair).  That is the kernel's guarantee
- * (membarrier(2)), not C11's, as liburcu's urcu-memb readers rely on it;
- * without membarrier (the table's no_membarrier, an old kernel, qemu-user,
- * Valgrind) fw_released_waiters runs a seq_cst fence instead, keyed.c's
- * Dekker pair.  released_cb then restores W under the bucket lock, or
- * hands the latch to a due writer (below).  So W is exact under the lock
- * except between a store release and its callback, and nothing skips the
- * table on W's word in that window without a release still to come: the
- * shared CAS release that sees W wiped runs while the store release's own
- * wake is pending (tests/model/hlatch.pml's npost).
+ * A release that sees W clear.  Usually one release CAS, and no call into
+ * fwait; a W set meanwhile fails it.  Why relaxed suffices for W's CAS:
+ * that release is an RMW, which reads the last value in the word's
+ * modification order, and a W-setting CAS expected a held value, so it
+ * precedes (in that order) the release that ends the hold, which
+ * therefore sees W.  But an exclusive release (not under
+ * FWAIT_HLATCH_RMW_RELEASE) on a table with membarrier that finds the
+ * bucket's nkeyed 0 (nobody waiting there: the uncontended case) makes a
+ * plain release store of the freed value instead (only the holder writes
+ * a held word, but for the caller's bits, fwait.h, and a waiter's W), then
+ * reads nkeyed again (fw_released_waiters), and only if it is not 0 calls
+ * fwait_wake_ex with released_cb.  A W set between the load and the store
+ * is wiped by the store, so the waiter that set it must be found by that
+ * second read: it counted itself in nkeyed before its ready(), and between
+ * the two a membarrier was made (fw_wait_latch), which puts a full barrier
+ * into every running thread, hence into the releaser before its store
+ * (its read then sees the count), after its read (the waiter's ready()
+ * then sees the store and takes the latch) or between them (a fence on
+ * each side of Dekker's pair).  That is the kernel's guarantee
+ * (membarrier(2)), not C11's, as liburcu's urcu-memb readers rely on it.
+ * The first read is only a choice of path: the CAS is right whatever it
+ * said, and the store is right because of the second read.  Under
+ * contention the CAS keeps W exact, so releases call into the table only
+ * for their own key's waiters (nkeyed is per bucket and counts the
+ * not-yet-queued too).  Without membarrier (the table's no_membarrier, an
+ * old kernel, qemu-user, Valgrind) every release is the CAS.
+ * released_cb restores W under the bucket lock, or hands the latch to a
+ * due writer (below).  So W is exact under the lock except between a store
+ * release and its callback, and nothing skips the table on W's word in
+ * that window without a release still to come: a CAS release that sees
+ * W wiped runs while the store release's own wake is pending
+ * (tests/model/hlatch.pml's npost).
  *
  * Fairness.  The take is inside ready(), so a woken writer that loses to
  * a running thread re-queues at the head of the key (fwait's FAIR), and
@@ -450,12 +456,14 @@ static int wake_released(struct fwait_table *t, const struct hl *h, fwait_atomic
 }
 
 /* Release the hold seen in v (state now `held`) into `to`.  W set: the
- * callback above decides under the bucket lock.  W clear, exclusive: a
- * plain release store (only the holder writes the word, but for a
- * waiter's W, which wake_released restores), then wake_released.  W clear,
- * shared (or FWAIT_HLATCH_RMW_RELEASE): one release CAS (a W set
- * meanwhile fails it); without W, free, then fwait_wake (which skips the
- * bucket when nobody waits there). */
+ * callback above decides under the bucket lock.  W clear, exclusive, on a
+ * table with membarrier, nobody waiting in the bucket: a plain release
+ * store (only the holder writes the word, but for a waiter's W, which
+ * wake_released restores), then wake_released if someone came meanwhile.
+ * Otherwise (shared, FWAIT_HLATCH_RMW_RELEASE, someone waiting, no
+ * membarrier): one release CAS (a W set meanwhile fails it); without W,
+ * free, then fwait_wake (which skips the bucket when nobody waits
+ * there). */
 static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *word,
 		   unsigned to, bool exclusive)
 {
@@ -472,7 +480,7 @@ static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *
 			nv = bumped(h, nv);
 		/* release: publishes the hold to the next taker's acquire
 		 * CAS, and (exclusive) the version to readers' validate. */
-		if (exclusive && !h->rmw) {
+		if (exclusive && !h->rmw && t->membarrier && !fw_released_waiters(t, word)) {
 			atomic_store_explicit(word, nv, memory_order_release);
 			return fw_released_waiters(t, word) ? wake_released(t, h, word, to) : 0;
 		}

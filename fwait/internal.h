@@ -139,6 +139,9 @@ struct fw_parker {
 #endif
 };
 
+#define FW_NKEYED_FENCED (UINT32_C(1) << 31)
+#define FW_NKEYED_COUNT (FW_NKEYED_FENCED - 1)
+
 struct fw_bucket_stats {
 	_Atomic uint64_t waits, wakeups, spurious, foreign, timeouts, handoffs,
 		slow_wakes, slow_waits, lost_races;
@@ -150,10 +153,14 @@ struct fw_bucket {
 	struct fw_waiter *keys;        /* guarded by lock: key group heads */
 	uint32_t depth;                /* guarded by lock */
 	/* Threads inside fwait_wait on this bucket (keyed waiters, asleep or
-	 * not), raised under lock before their first ready() and lowered under
-	 * lock as they leave.  fwait_wake reads it without the lock, after a
-	 * seq_cst fence, and returns at once when it is 0 (keyed.c explains
-	 * the pairing). */
+	 * not; FW_NKEYED_COUNT), raised under lock before their first ready()
+	 * and lowered as they leave (fw_nkeyed_leave).  fwait_wake reads it
+	 * without the lock, after a seq_cst fence, and returns at once when it
+	 * is 0 (keyed.c explains the pairing).  FW_NKEYED_FENCED: a hybrid
+	 * latch's waiter made its membarrier since the count last was 0, so
+	 * later latch waiters need not (set under lock; cleared with the
+	 * decrement that reaches 0, in the same RMW, so the word is 0 exactly
+	 * when the count is). */
 	_Atomic uint32_t nkeyed;
 	/* FAIR: "a lock bit of this bucket is being handed over", set under
 	 * lock by an unlock that hands off or a loser that re-queues due,

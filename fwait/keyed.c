@@ -73,13 +73,25 @@
 
 #include <errno.h>
 
+/* Lower the count by one, and with it FW_NKEYED_FENCED when it reaches 0
+ * (one RMW: a latch waiter that finds the flag set finds a count that has
+ * stayed above 0 since a membarrier).  Relaxed: a waker that reads the
+ * lower value has nobody of ours to wake. */
+static void nkeyed_leave(struct fw_bucket *b)
+{
+	uint32_t v = atomic_load_explicit(&b->nkeyed, memory_order_relaxed), nv;
+	do
+		nv = (v & FW_NKEYED_COUNT) == 1 ? 0 : v - 1;
+	while (!atomic_compare_exchange_weak_explicit(&b->nkeyed, &v, nv, memory_order_relaxed,
+						      memory_order_relaxed));
+}
+
 /* Caller holds b->lock and has stopped calling ready(): lower the count
- * (relaxed: a waker that reads the lower value has nobody of ours to wake)
  * and drop the lock. */
 static void leave(struct fw_bucket *b)
 {
 	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
-	atomic_fetch_sub_explicit(&b->nkeyed, 1, memory_order_relaxed);
+	nkeyed_leave(b);
 	pthread_mutex_unlock(&b->lock);
 }
 
@@ -118,18 +130,27 @@ static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 	FW_STAT(b, slow_waits, 1);
 	/* seq_cst RMW and fence before the first ready(): the waiter's half of
 	 * the Dekker pair with fwait_wake's fence (design note). */
-	atomic_fetch_add_explicit(&b->nkeyed, 1, memory_order_seq_cst);
+	uint32_t was = atomic_fetch_add_explicit(&b->nkeyed, 1, memory_order_seq_cst);
 	atomic_thread_fence(memory_order_seq_cst);
-	if (latch && t->membarrier) {
+	if (latch && t->membarrier && !(was & FW_NKEYED_FENCED)) {
 		/* The waiter's half of the asymmetric pair (fw_released_waiters):
 		 * every thread passes a full barrier after our increment and
 		 * before our first ready().  Not under the lock: the call
 		 * interrupts every running thread of the process, and
 		 * nothing is queued yet, so dropping the lock lets no wake
-		 * miss us (the count says we are here). */
+		 * miss us (the count says we are here).  Then FENCED, while
+		 * we keep the count above 0: a release that read the count 0
+		 * read it before an increment that a membarrier followed, so
+		 * its store was visible to everyone when that call returned,
+		 * and a later latch waiter (which finds FENCED under this
+		 * lock, after it) sees the store without a call of its own.
+		 * One call per contention episode of the bucket, not per
+		 * wait: on a VM an expedited membarrier's IPIs cost tens of
+		 * microseconds (docs/benchmarks.md). */
 		pthread_mutex_unlock(&b->lock);
 		fw_membarrier();
 		pthread_mutex_lock(&b->lock);
+		atomic_fetch_or_explicit(&b->nkeyed, FW_NKEYED_FENCED, memory_order_relaxed);
 	}
 	for (;;) {
 		if (ready(arg))
@@ -157,7 +178,7 @@ static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 		 * the count's decrement is relaxed either way (leave()). */
 		if (ex && w.token) {
 			out->token = w.token;
-			atomic_fetch_sub_explicit(&b->nkeyed, 1, memory_order_relaxed);
+			nkeyed_leave(b);
 			out->how = FWAIT_HOW_WOKEN;
 			return 0;
 		}

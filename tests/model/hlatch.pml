@@ -48,7 +48,9 @@
  *            read_begin: done while the state is not XS (its load, then
  *            its ready(), not_x), else set W and sleep as a shared sleeper;
  *            a token ends its wait and it looks again.
- *   unlock:  exclusive with W clear (its load): a plain store of FREE, W
+ *   unlock:  exclusive with W clear (its load), and (a nondeterministic
+ *            choice: its first read of nkeyed, whatever it returned)
+ *            nobody waiting in the bucket: a plain store of FREE, W
  *            clear, over the value read, so a W a waiter set since is
  *            wiped; then the read of nkeyed, which may pass the store
  *            (store buffering, the one reordering the missing fence
@@ -61,7 +63,8 @@
  *            fwait_wait_ex makes one membarrier between nkeyed++ and its
  *            first ready(), dropping the bucket lock around it (keyed.c):
  *            it drains pend.  -DRMW_RELEASE (FWAIT_HLATCH_RMW_RELEASE),
- *            and every shared release: one CAS: a shared holder that is
+ *            an exclusive release that chose otherwise, and every shared
+ *            release: one CAS: a shared holder that is
  *            not the last decrements; the last holder frees while W is
  *            clear (a W set meanwhile fails the CAS), else the slow path: fwait_wake_ex(nr 1): under the
  *            bucket lock, every shared sleeper and the oldest exclusive one
@@ -505,6 +508,10 @@ inline hlatch_unlock() {
 		:: else -> npost--
 		fi;
 		rd = 0; oldw = false; got = true
+	:: ex && !oldw ->
+		/* its first read of nkeyed said someone waits (any value it
+		 * may read): the CAS release below */
+		oldw = false; got = false
 	:: else -> oldw = false; got = false
 	fi;
 	if

@@ -691,12 +691,11 @@ int fwait_hlatch_read_begin_slow(struct fwait_table *t, const struct fwait_hlatc
 int fwait_hlatch_unlocked(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 			  fwait_atomic_u64 *word, unsigned to);
 
-/* For a binding that keeps a latch object (fwait.hpp's hybrid_latch):
- * the count fwait_hlatch_unlocked reads for word, so the binding's unlock
- * can read it inline after its store and call fwait_hlatch_unlocked only
- * when it is not 0.  NULL when the table has no membarrier (the read then
- * needs a fence first, which fwait_hlatch_unlocked makes), or for a NULL
- * table or word.  Valid for the table's life. */
+/* The count of threads waiting in word's bucket, which the inline unlock
+ * reads before and after a store release (a binding that keeps a latch
+ * object keeps it too: fwait.hpp's hybrid_latch).  NULL when the table has
+ * no membarrier (then every release is a CAS), or for a NULL table or
+ * word.  Valid for the table's life. */
 const fwait_atomic_u32 *fwait_hlatch_waiters(const struct fwait_table *t, const void *word);
 
 /* 0 taken, -EBUSY held (shared or exclusive), -EAGAIN the caller's state,
@@ -806,20 +805,29 @@ static inline int fwait_hl_lock_(struct fwait_table *t, const struct fwait_hlatc
 	}
 	return fwait_hlatch_lock_slow(t, l, word, deadline);
 }
-/* waiters: fwait_hlatch_waiters(t, word), or NULL (then every store
- * release calls fwait_hlatch_unlocked, which reads the count itself). */
+/* waiters: fwait_hlatch_waiters(t, word).  While nobody waits in the
+ * word's bucket, an exclusive release is a plain store, then a second
+ * look at the count (fwait_hlatch_unlocked when it is not 0); while
+ * someone does, or without membarrier (NULL), one release CAS that keeps
+ * W exact, as a shared release (hlatch.c). */
 static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				   fwait_atomic_u64 *word, const fwait_atomic_u32 *waiters)
 {
 	if (!(l->flags & FWAIT_HLATCH_RMW_RELEASE)) {
 		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
+		uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
+			      ((v + (UINT64_C(1) << l->version_shift)) & vm);
 		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
-			FWAIT_HL_STORE_(word, (fwait_hl_with_(l, v, 0) & ~vm) |
-					((v + (UINT64_C(1) << l->version_shift)) & vm), release);
-			FWAIT_HL_COMPILER_BARRIER_();
-			if (waiters != NULL && FWAIT_HL_LOAD_(waiters, relaxed) == 0)
+			if (waiters != NULL && FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
+				FWAIT_HL_STORE_(word, nv, release);
+				FWAIT_HL_COMPILER_BARRIER_();
+				if (FWAIT_HL_LOAD_(waiters, relaxed) == 0)
+					return 0;
+				return fwait_hlatch_unlocked(t, l, word, 0);
+			}
+			/* Without W, a CAS release must wake: the slow path. */
+			if (l->waiters_bit >= 0 && FWAIT_HL_CAS_(word, v, nv, release))
 				return 0;
-			return fwait_hlatch_unlocked(t, l, word, 0);
 		}
 	}
 	return fwait_hlatch_unlock_slow(t, l, word);
@@ -889,14 +897,16 @@ static inline int fwait_hlatch_lock(struct fwait_table *t, const struct fwait_hl
  * field), and wake or hand over: 0, -EPERM (the state is not exclusive;
  * nothing changed), -EINVAL.  A release: what the holder did happens
  * before the next take's return and before a validate that sees the new
- * version.  With W clear: a release store, then fwait_hlatch_unlocked
- * (the compiler barrier between keeps its read after the store; the
- * hardware's order is the waiters' membarrier, hlatch.c). */
+ * version.  With W clear and nobody waiting in the bucket: a release
+ * store, then fwait_hlatch_unlocked if someone came meanwhile (the
+ * compiler barrier between keeps its read after the store; the hardware's
+ * order is the waiters' membarrier, hlatch.c); else one release CAS. */
 static inline int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				      fwait_atomic_u64 *word)
 {
 	return t != NULL && word != NULL && fwait_hl_valid_(l) ?
-	       fwait_hl_unlock_(t, l, word, NULL) : fwait_hlatch_unlock_slow(t, l, word);
+	       fwait_hl_unlock_(t, l, word, fwait_hlatch_waiters(t, word)) :
+	       fwait_hlatch_unlock_slow(t, l, word);
 }
 
 /* Inline.  Take shared: 0; -EAGAIN the caller's state; -ETIMEDOUT;
