@@ -1,5 +1,5 @@
 /*
- * pool.c - bp_open / bp_close and the small accessors.
+ * pool.c - bp_open / bp_close, the small accessors and bp_version.
  *
  * Layer 8 (pool): calls only file.c, writeback.c, io.c, fault.c,
  * pagemem.c, frame.c, account.c and log.c.
@@ -34,6 +34,13 @@
 
 #include "bufpool/internal.h"
 #include "bufpool/pagemem.h"
+
+/* As fwait_version: this library's BP_VERSION, whatever header the
+ * program was built with. */
+int bp_version(void)
+{
+	return BP_VERSION;
+}
 
 static unsigned log2u(uint64_t v)
 {

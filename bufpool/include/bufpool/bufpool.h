@@ -80,6 +80,14 @@
 #ifndef BUFPOOL_BUFPOOL_H
 #define BUFPOOL_BUFPOOL_H
 
+/* The version of this header, as fwait.h's (the project's version: the two
+ * libraries are released together, so BP_VERSION == FWAIT_VERSION).
+ * Major * 10000 + minor * 100 + patch; the major is the ABI's. */
+#define BP_VERSION_MAJOR 0
+#define BP_VERSION_MINOR 2
+#define BP_VERSION_PATCH 0
+#define BP_VERSION (BP_VERSION_MAJOR * 10000 + BP_VERSION_MINOR * 100 + BP_VERSION_PATCH)
+
 #ifndef __cplusplus
 #include <stdbool.h>
 #endif
@@ -97,6 +105,10 @@ extern "C" {
 /* The library is built with hidden visibility; everything declared here is
  * its exported API. */
 #pragma GCC visibility push(default)
+
+/* The version of the library the program runs on, as BP_VERSION (an int,
+ * for the reasons fwait_version gives).  Never fails. */
+int bp_version(void);
 
 /* ---- Sizes and defaults ---------------------------------------------------- */
 
