@@ -124,6 +124,7 @@ static void change(struct bp_pool *p, uint64_t pg, uint64_t v, uint64_t lsn)
 static struct bp_stats stats(struct bp_pool *p)
 {
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	return s;
 }

@@ -28,7 +28,8 @@ void expect(const char *what, long got, long want)
 void pool_check(const std::string &path)
 {
 	static const char msg[] = "written by the C++ consumer";
-	bp_config cfg{};
+	bp_config cfg;
+	bp_config_init(&cfg);
 	cfg.path = path.c_str();
 	cfg.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER;
 	cfg.nframes = 8;

@@ -181,6 +181,7 @@ static void progress(void *arg, const char *phase, double t, uint64_t ops, doubl
 {
 	struct ycsb_run *R = arg;
 	struct bp_stats s;
+	bp_stats_init(&s);
 	bp_stats_get(R->pool, &s);
 	double hit = ycsb_hit_ratio(&s);
 	if (R->tty)
