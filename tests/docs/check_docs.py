@@ -237,7 +237,11 @@ def exported(nm, lib, how='-D'):
                              text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         setup_error(f'{nm} -D {lib}: {e}')
-    return [ln.split()[-1] for ln in out.splitlines() if len(ln.split()) == 3]
+    # A versioned library (fwait/fwait.map) lists each version node as an
+    # absolute symbol (A) and each symbol as name@@NODE: the API is the
+    # names, without the nodes.
+    return [f[2].split('@')[0] for f in (ln.split() for ln in out.splitlines())
+            if len(f) == 3 and f[1] != 'A']
 
 
 def check_symbols(docs, build, nm):
