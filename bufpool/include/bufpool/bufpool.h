@@ -282,8 +282,8 @@ struct bp_config {
 };
 
 /* The first published layout of struct bp_config: the fields through
- * io_trace_arg (those before read_path was added), the smallest size
- * bp_open accepts.  A layout a release adds gets the next VER. */
+ * io_trace_arg (0.1's before its last addition, read_path), the smallest
+ * size bp_open accepts.  A layout a release adds gets the next VER. */
 #define BP_CONFIG_SIZE_VER0 offsetof(struct bp_config, read_path)
 
 /* Zero *cfg (every field its default) and set cfg->size to the size of
