@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h - private structures of the buffer pool, shared by its files.
  *

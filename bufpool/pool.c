@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pool.c - bp_open / bp_close, the small accessors and bp_version.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c - the pool's introspection: bp_stats_get/reset over the counters
  * and wait histograms (kept by account.c), and the per-frame views

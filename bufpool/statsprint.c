@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * statsprint.c - bp_stats_print: the stats through the project's one
  * emitter (util/emitter.c), as a table, JSON or one JSON line.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base.c - the helpers every other file of fwait uses: hashing a key to its
  * bucket, deadlines (the clock itself is util/clock.h), and on Linux the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * table.c - creating and destroying a wait table; the policy table;
  * fwait_version.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * old_layouts.h - the older layouts of bufpool's extensible structs, as a
  * program built against them has them (tests/abi/test_layouts.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_layouts.c - bufpool's extensible structs (docs/abi.md, "Extensible
  * structs") from the side of programs built against other layouts:

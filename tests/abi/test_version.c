@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_version.c - the headers' version macros are the project's version
  * (meson.build's, passed as argv[1] by tests/abi/meson.build), and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bpstat.c BPSTAT - bpstat reports exactly what a pool did.
  *

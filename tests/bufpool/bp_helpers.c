@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bp_helpers.c - scaffolding of the bufpool unit tests (see bp_helpers.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_account.c - white-box: the pool's counters (account.c) are exact,
  * counted in restartable sequences per CPU where the platform has them,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_basic.c - bufpool: open/close, round trips through the file, bad
  * inputs, stats printing and introspection.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_checksum.c - BP_OPEN_CHECKSUMS: pages written with a CRC-32C trailer
  * read back clean; a flipped byte, a page moved to another page's place,

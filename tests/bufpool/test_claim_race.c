@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_claim_race.c - white-box: a claimed frame given back (bp_free_claimed)
  * while a lock-free hit holds a speculative pin on it keeps that pin.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_counters.c - white-box: the pool's counters' one table
  * (BP_COUNTERS in bufpool/internal.h) agrees with struct bp_stats and with

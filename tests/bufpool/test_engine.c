@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine.c - the I/O engines: which one bp_open picks (config, the
  * BP_IO_ENGINE override of AUTO), the clean fall-back to the thread pool

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_evict.c - bufpool eviction: a page evicted while dirty comes back
  * with its data (through bp_evict_page and through clock pressure from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_faults.c - bufpool under injected I/O faults: every injected error
  * reaches a caller as a negative errno, no frame stays LOCKED/WRITEBACK, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_files.c - many files in one pool: pages of different files with the
  * same numbers stay apart through eviction and I/O; a file closes (its

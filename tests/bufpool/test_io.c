@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_io.c - bufpool reads and write-back under concurrency: one read for
  * many concurrent readers of an absent page, write-back never overlapping a

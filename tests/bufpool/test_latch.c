@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_latch.c - bufpool content latches: exclusion under hundreds of
  * threads (a checksum invariant), FIFO hand-over of exclusive waiters,

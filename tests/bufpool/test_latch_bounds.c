@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_latch_bounds.c - bufpool content latches at the limits of their
  * counts.  Built against the test-only bufpool with BP_LATCH_COUNT_BITS = 4

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_optread.c - optimistic reads (bp_read_begin/valid/end): a quiet
  * read validates; a writer or the frame's reuse in between makes it fail;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_read_path.c - who reads a miss (bp_config.read_path, io.c's
  * bp_io_read): the faulting thread itself (AUTO: from the page cache or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_wal.c - the write-ahead-log hooks: flush_log runs before any write
  * of a page whose LSN is not yet durable, whoever writes it (bp_flush,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * consumer.c - a program that uses the installed (or subproject) fwait and
  * bufpool only through their public headers and pkg-config / Meson

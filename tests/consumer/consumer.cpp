@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // consumer.cpp - the C++ side of tests/consumer (see consumer.c): the same
 // pool round trip through bufpool's C API, and an fwait lock bit on a
 // std::atomic<uint32_t> word, compiled as C++17 (g++ -std=c++17).

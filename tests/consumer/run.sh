@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/consumer/run.sh - use fwait and bufpool as a consumer would, from a
 # fresh copy of this repository in a temporary directory (CI: .ci/run).
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cxx.cpp - fwait and bufpool used from C++ (suite: cxx).
  *

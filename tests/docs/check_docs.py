@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_docs.py - the facts docs/*.md and README.md quote agree with the code.
 
 usage: check_docs.py SRCDIR BUILDDIR NM [--doc FILE]... [--expect KIND]

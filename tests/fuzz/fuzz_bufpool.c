@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_bufpool.c - libFuzzer target: random bufpool API call sequences on a
  * small pool, checked against a simple model of the page contents.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_kv.c - unit tests of the B+-tree store (tools/kv/kv.c).
  *

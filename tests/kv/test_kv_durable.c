@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_kv_durable.c - unit tests of the store's redo log and recovery
  * (tools/kv/kv_log.c, kv_recover.c, kv_open.c).

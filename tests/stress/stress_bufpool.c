@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_bufpool.c - seeded, time-bounded stress of the buffer pool: no
  * acknowledged write is ever lost, in the pool or in the file.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_frame_wait.c - seeded, time-bounded stress of the wait for a free
  * frame: bp_get_timed with no deadline must return once a frame is free

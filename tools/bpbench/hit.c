@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit.c - bpbench hit: the cost of a page hit, its main.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit_data.c - what bpbench hit's cells read: the data file, the pool with
  * every page of it resident, and the memory floor's array of the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest_run.c - bpbench tiotest's workload: one pool, its workers and the
  * four phases under one wait policy, measured.

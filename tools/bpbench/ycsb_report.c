@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_report.c - bpbench ycsb's reports: the configuration, the load and
  * the run (throughput, latency percentiles, CPU and context switches per

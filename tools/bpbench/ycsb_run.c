@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_run.c - bpbench ycsb's measured run: the operations on the store
  * and what its monitor adds (progress, the stats file, signals).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * statsfile.c - publish and read a pool's statistics through a shared
  * mapping (see statsfile.h for the layout and the seqlock protocol).

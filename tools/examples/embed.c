@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * embed.c - the smallest complete program embedding bufpool: create a page,
  * write it, make it durable, close; reopen, read it back, compare, close.

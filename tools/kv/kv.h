@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv.h - a small embedded key-value store: a B+-tree on bufpool pages.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_open.c - open (format or load, with recovery first) and close of the
  * kv store.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bufpool.h - a database buffer manager whose frames wait through fwait
  * (public API).

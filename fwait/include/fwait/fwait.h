@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwait.h - filtered, hashed, wake-one wait table (public API).
  *
