@@ -82,8 +82,9 @@
 #define BUFPOOL_BUFPOOL_H
 
 /* The version of this header, as fwait.h's (the project's version: the two
- * libraries are released together, so BP_VERSION == FWAIT_VERSION).
- * Major * 10000 + minor * 100 + patch; the major is the ABI's. */
+ * libraries are released together, so BP_VERSION == FWAIT_VERSION):
+ * major * 10000 + minor * 100 + patch.  Which versions share an ABI:
+ * docs/abi.md. */
 #define BP_VERSION_MAJOR 0
 #define BP_VERSION_MINOR 2
 #define BP_VERSION_PATCH 0

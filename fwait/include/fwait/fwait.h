@@ -179,12 +179,11 @@ extern "C" {
 
 /* The version of the library the program runs on, as FWAIT_VERSION
  * (major * 10000 + minor * 100 + patch): it may be newer than the header
- * the program was built with.  An int, not a string, so that a program
- * checks what it needs without parsing, e.g.
- *     fwait_version() / 10000 == FWAIT_VERSION_MAJOR
- *         && fwait_version() >= FWAIT_VERSION;
- * printing it is the caller's ("%d.%d.%d", v / 10000, v / 100 % 100,
- * v % 100).  Never fails. */
+ * the program was built with (the soname keeps it ABI-compatible).  An
+ * int, not a string, so that a program checks what it needs without
+ * parsing, e.g. fwait_version() >= FWAIT_VERSION for "at least the release
+ * I was built against"; printing it is the caller's ("%d.%d.%d",
+ * v / 10000, v / 100 % 100, v % 100).  Never fails. */
 int fwait_version(void);
 
 /* Bit 31 of every word used with fwait_bit_* is fwait's: "someone may be
