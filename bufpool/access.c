@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * access.c - pinning pages: bp_get, bp_release, bp_new_page, bp_mark_dirty,
  * and readahead.

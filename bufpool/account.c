@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * account.c - the pool's bottom-layer accounting: event counters, wait
  * histograms and per-frame wait totals (times come from util/clock.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * evict.c - clock (second-chance) sweep: find a frame for a new page; and
  * the eviction entry points bp_evict_page / bp_evict_all.

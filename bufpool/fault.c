@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fault.c - the I/O fault injector and the I/O trace of the pool's I/O
  * layer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * file.c - the files of a pool: opening and closing them, dropping and
  * truncating their pages.

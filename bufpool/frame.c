@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * frame.c - primitives on one frame's state word: checking a frame
  * handle, taking and dropping pins outside the page table, and waiting on

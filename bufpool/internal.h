@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h - private structures of the buffer pool, shared by its files.
  *
@@ -109,11 +110,13 @@
 #ifndef BUFPOOL_INTERNAL_H
 #define BUFPOOL_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "bufpool/bufpool.h"
 #include "util/debug.h" /* debug-checks build: asserts, the lock witness */
@@ -136,6 +139,26 @@ enum bp_io_op { BP_IO_READ = 0, BP_IO_WRITE = 1 };
 #define BP_TAG_PAGE_MASK ((UINT64_C(1) << BP_TAG_FILE_SHIFT) - 1)
 #define BP_MAX_FILES 4096u
 #define BP_RA_STREAMS 8u /* sequential streams readahead follows per file */
+
+/* A caller's extensible struct (bp_config, bp_stats: their size field,
+ * bufpool.h) read into the library's own: *dst (dsize bytes, the library's
+ * sizeof) gets the first usize bytes of *src and zeros after them.  usize
+ * below min (the first published layout's size) is -EINVAL; usize beyond
+ * dsize is -E2BIG if a byte past dsize is nonzero (a field this library
+ * does not know was set; Linux's copy_struct_from_user rule), else fine. */
+static inline int bp_struct_in(void *dst, size_t dsize, const void *src, size_t usize,
+			       size_t min)
+{
+	if (usize < min)
+		return -EINVAL;
+	const unsigned char *tail = (const unsigned char *)src;
+	for (size_t i = dsize; i < usize; i++)
+		if (tail[i])
+			return -E2BIG;
+	memset(dst, 0, dsize);
+	memcpy(dst, src, usize < dsize ? usize : dsize);
+	return 0;
+}
 
 static inline uint64_t bp_tag(uint32_t file, uint64_t pageno)
 {

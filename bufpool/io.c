@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * io.c - the I/O engines' front: the thread pool (a FIFO of requests served
  * by a few threads doing pread/pwrite) or the io_uring ring (uring.c), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * latch.c - phase-fair shared/exclusive content latches on fwait keys.
  *

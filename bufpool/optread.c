@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * optread.c - optimistic reads: a page read with no pin, no latch and no
  * store to shared memory, validated by the frame's version afterwards.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pagemem.c - the pool's page memory and frame metadata.
  *

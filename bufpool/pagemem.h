@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pagemem.h - where the pool's page memory and frame metadata come from
  * (pagemem.c).  Private to the library.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pagetable.c - the page number -> frame mapping.
  *

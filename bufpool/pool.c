@@ -1,12 +1,15 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * pool.c - bp_open / bp_close and the small accessors.
+ * pool.c - bp_open / bp_close, the small accessors and bp_version.
  *
  * Layer 8 (pool): calls only file.c, writeback.c, io.c, fault.c,
  * pagemem.c, frame.c, account.c and log.c.
  *
  * Design note
  * -----------
- * bp_open validates the config and builds the wait table (fwait checks the
+ * bp_open first copies the caller's config into its own full-size one
+ * (bp_struct_in: the size field's rules, bufpool.h), then validates it and
+ * builds the wait table (fwait checks the
  * rest of the config: refused before the file is opened, so a bad config
  * never truncates it), opens the file, and allocates the page memory
  * (aligned to the page size, for O_DIRECT) and the frame metadata
@@ -34,6 +37,13 @@
 
 #include "bufpool/internal.h"
 #include "bufpool/pagemem.h"
+
+/* As fwait_version: this library's BP_VERSION, whatever header the
+ * program was built with. */
+int bp_version(void)
+{
+	return BP_VERSION;
+}
 
 static unsigned log2u(uint64_t v)
 {
@@ -226,12 +236,23 @@ static void pool_destroy(struct bp_pool *p, int stage)
 	free(p);
 }
 
-int bp_open(struct bp_pool **out, const struct bp_config *cfg)
+int bp_open(struct bp_pool **out, const struct bp_config *ucfg)
 {
-	if (!out || !cfg)
+	if (!out || !ucfg)
 		return -EINVAL;
+	/* The caller's layout may be older (shorter: its missing fields are
+	 * 0, their default) or newer than ours; from here on only our copy. */
+	struct bp_config copy;
+	const struct bp_config *cfg = &copy;
+	int r = bp_struct_in(&copy, sizeof copy, ucfg, ucfg->size, BP_CONFIG_SIZE_VER0);
+	if (r == -E2BIG)
+		CFG_ERR(ucfg, "bp_open: config of %zu bytes sets a field this library "
+			"(%zu bytes, version %d) does not know", ucfg->size, sizeof copy,
+			BP_VERSION);
+	if (r < 0)
+		return r;
 	uint32_t page_size, nframes;
-	int r = check_config(cfg, &page_size, &nframes);
+	r = check_config(cfg, &page_size, &nframes);
 	if (r < 0)
 		return r;
 	struct bp_pool *p = calloc(1, sizeof(*p));

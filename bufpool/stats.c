@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stats.c - the pool's introspection: bp_stats_get/reset over the counters
  * and wait histograms (kept by account.c), and the per-frame views
@@ -13,6 +14,8 @@
  * counters come from one table, BP_COUNTERS (internal.h): its plain rows
  * are copied by expanding it; the fields it does not give 1:1 (the
  * optimistic reads, inline_reads, durability_err) are filled by hand.
+ * The snapshot is taken whole, then only the caller's size bytes of it
+ * copied out (struct bp_stats' size field, bufpool.h).
  *
  * bp_stats_print (statsprint.c) is one emitter walking the stats once, with
  * two back-ends (human table, JSON), as jemalloc's malloc_stats_print.
@@ -47,10 +50,9 @@ static void hist_sum(struct bp_wait_hist *out, struct bp_hist_atomic *h)
 		out->ns_hist[i] += atomic_load_explicit(&h->b[i], memory_order_relaxed);
 }
 
-int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
+/* The whole snapshot, in the library's own layout. */
+static void stats_fill(struct bp_pool *pool, struct bp_stats *out)
 {
-	if (!pool || !out)
-		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->page_size = pool->page_size;
 	out->nframes = pool->nframes;
@@ -104,6 +106,21 @@ int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
 	 * the count of inline_read. */
 	out->inline_reads = out->inline_read.count;
 	fwait_stats_get(pool->wt, &out->fwait);
+}
+
+int bp_stats_get(struct bp_pool *pool, struct bp_stats *out)
+{
+	if (!pool || !out || out->size < BP_STATS_SIZE_VER0)
+		return -EINVAL;
+	/* Only the caller's size bytes are written (an older program's struct
+	 * is shorter); the bytes of a newer program's fields are zeroed. */
+	size_t usize = out->size;
+	size_t n = usize < sizeof(struct bp_stats) ? usize : sizeof(struct bp_stats);
+	struct bp_stats all;
+	stats_fill(pool, &all);
+	all.size = n;
+	memcpy(out, &all, n);
+	memset((unsigned char *)out + n, 0, usize - n);
 	return 0;
 }
 

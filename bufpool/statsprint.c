@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * statsprint.c - bp_stats_print: the stats through the project's one
  * emitter (util/emitter.c), as a table, JSON or one JSON line.
@@ -132,10 +133,15 @@ int bp_stats_print(const struct bp_stats *s, bp_write_cb *write, void *arg,
 		[BP_STATS_JSON_COMPACT] = EMITTER_JSON_COMPACT,
 	};
 	struct emitter e;
+	struct bp_stats all;
 
 	if (!s || !write || (unsigned)fmt >= sizeof(out) / sizeof(out[0]))
 		return -EINVAL;
+	/* An older program's shorter struct: its missing fields print as 0. */
+	int r = bp_struct_in(&all, sizeof all, s, s->size, BP_STATS_SIZE_VER0);
+	if (r < 0)
+		return r;
 	emitter_init(&e, out[fmt], write, arg);
-	print_stats(&e, s);
+	print_stats(&e, &all);
 	return emitter_finish(&e);
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * uring.c - the io_uring ring of the io_uring I/O engine: one ring per
  * pool, its submission queue, its depth, and the reaper thread.

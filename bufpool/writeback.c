@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * writeback.c - writing dirty pages: starting a write-back, bp_flush and the
  * background writer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * base.c - the helpers every other file of fwait uses: deadlines (the clock itself is util/clock.h), and on Linux the
  * futex system call (futex.c's policy and park.c's parker both sleep on it)

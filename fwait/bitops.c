@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bitops.c - lock-style and event-style bits on a caller's 32- or 64-bit
  * word.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bitops_word.h - the bit operations, written once for any word width.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * futex.c - the FWAIT_FUTEX reference policy: sleep on the word itself.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * futex_word.h - the FWAIT_FUTEX policy, written once for any word width.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hlatch.c - hybrid latches (optimistic, shared, exclusive) on a caller's
  * 64-bit word laid out as the caller chooses.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * internal.h - fwait's private structures, shared by its .c files only.
  *

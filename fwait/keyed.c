@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * keyed.c - generic keyed waits: the wait_event_filtered analog.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * park.c - parking a waiter in its bucket, sleeping, and waking it.
  *

@@ -1,5 +1,7 @@
+/* SPDX-License-Identifier: MIT */
 /*
- * table.c - creating and destroying a wait table; the policy table.
+ * table.c - creating and destroying a wait table; the policy table;
+ * fwait_version.
  *
  * Layer 5 (table): calls only futex.c (whether futexes work).
  *
@@ -21,6 +23,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The header's FWAIT_VERSION as this library was compiled: a program built
+ * against another header gets this library's. */
+int fwait_version(void)
+{
+	return FWAIT_VERSION;
+}
 
 #ifdef FWAIT_HAVE_VALGRIND
 #include <valgrind/drd.h>

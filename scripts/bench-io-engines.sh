@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench-io-engines.sh [BUILDDIR] - the I/O engine figure of docs/benchmarks.md:
 # bpbench tiotest's random reads, O_DIRECT, 64 threads, a pool one eighth of
 # the data, the thread pool and io_uring alternating, REPS (3) times each;

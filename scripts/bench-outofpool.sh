@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # bench-outofpool.sh [options] - issue 33's out-of-pool cells in one run:
 # the store on bufpool (bpbench ycsb) against WiredTiger (and any other
 # engine ycsb-ref has: rocksdb, leveldb, lmdb) on the same YCSB stream
@@ -70,7 +71,7 @@ while [ $# -gt 0 ]; do
     --frames) frames=$2 ;;
     --cache-bytes) cache=$2 ;;
     --out) out=$2 ;;
-    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-outofpool.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   [ $# -ge 2 ] || { echo "bench-outofpool.sh: $1 wants a value" >&2; exit 2; }

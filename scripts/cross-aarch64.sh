@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # cross-aarch64.sh [BUILDDIR] [meson options...]
 #
 # Cross-builds the project for aarch64 (scripts/aarch64-linux-gnu.ini) into

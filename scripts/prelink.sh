@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # prelink.sh OBJCOPY OUTPUT.o ARCHIVE.a CC... - run by the build
 # (meson.build), not by hand.
 #

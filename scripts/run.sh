@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # run.sh - set everything up on a fresh Debian machine and run the main job:
 # a concurrent YCSB workload on the embedded B+-tree store over the buffer
 # pool, with a live progress line, ending with the pool's contention stats.

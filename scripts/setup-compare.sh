@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # setup-compare.sh [BUILDDIR] [meson options...]
 #
 # The comparison build of issue 33: installs the Debian packages of the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # setup.sh BUILDDIR [meson options...]
 #   SETUP_EXTRA_PKGS="pkg ..."  more Debian packages to install first
 #                               (scripts/setup-compare.sh: the engines

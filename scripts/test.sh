@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # test.sh - set everything up on a fresh Debian machine and run every test
 # suite (headers, cxx, fwait, bufpool, stress, model, tools, fuzz) in the
 # normal build.

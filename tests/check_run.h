@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check_run.h - the one way every Check test program runs its suite.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # json_lines.sh [--want TYPE]... -- COMMAND [ARGS...]
 #
 # Runs COMMAND and checks that everything it writes on stdout is JSON

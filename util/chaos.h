@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/chaos.h - CHAOS_POINT(name): preemption at the worst moment, on
  * purpose (the chaos build, -Dchaos=true).

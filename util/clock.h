@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/clock.h - the one monotonic clock read of the project.
  *

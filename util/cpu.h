@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/cpu.h - the one spin-loop pause of the project.
  *

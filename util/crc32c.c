@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crc32c.c - CRC-32C, in software and with SSE4.2 (crc32c.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crc32c.h - CRC-32C (Castagnoli), the checksum of bufpool's page trailers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/debug.c - the witness of the debug-checks build: lock ranks by
  * address, each thread's held locks, the failure report.

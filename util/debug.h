@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/debug.h - the debug-checks build (-Ddebug_checks=true): asserts,
  * lock ranks checked as jemalloc's witness does, "does this thread hold

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/emitter.c - the emitter's back-ends (see emitter.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/emitter.h - one emitter for every report: a human table, indented
  * JSON, or compact one-line JSON, written through a callback.

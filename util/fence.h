@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/fence.h - the C11 fences of the lock-free protocols.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/hist.c - the latency histogram's cold half (see hist.h): a
  * bucket's top, the merge after the joins, the quantiles; the add on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/hist.h - the one latency histogram of the tools: log-linear
  * (HdrHistogram-style), one per worker thread, merged after the joins.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/log2.h - the one integer log2 of the project (histogram buckets).
  *

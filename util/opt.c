@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/opt.c - strict option values (see opt.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/opt.h - the one strict option-value parser of the tools and tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/prng.h - the one pseudo-random generator of the project.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # crashtest_verdicts.sh BPBENCH - bpbench crashtest's exit statuses and files
 # (the passing run itself is its own test in meson.build):
 #   - bad usage exits 2 with a message;

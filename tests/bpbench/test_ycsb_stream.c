@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_ycsb_stream.c - the YCSB operation and mix tables
  * (tools/bpbench/ycsb_stream.c) agree with the enum and with YCSB.

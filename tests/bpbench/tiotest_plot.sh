@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # tiotest_plot.sh BPBENCH JSON_LINES - bpbench tiotest --plot at two small
 # thread counts and two policies: the PNG and its data file are written
 # (a row per thread count in each policy's block), the summary names both

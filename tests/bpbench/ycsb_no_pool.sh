@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ycsb_no_pool.sh BPBENCH - bpbench ycsb --no-pool: workload C on the pool,
 # then the same reads on the tree copied to plain memory (the floor).
 # Both phases must do every operation asked for (--ops) and check each

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ycsb_verify.sh BPBENCH - small YCSB runs with --verify (every record reads
 # back its last version, the tree is well formed), then `bpbench check` on
 # the kept file after a close and reopen.  A pool of 128 frames is smaller

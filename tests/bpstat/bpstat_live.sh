@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # bpstat_live.sh BPBENCH BPSTAT - bpstat follows a running bpbench through
 # its stats file: wait (bounded poll) for the file, read 3 lines of JSON,
 # check they carry the publisher's pid and label and growing counters, then

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bpstat.c BPSTAT - bpstat reports exactly what a pool did.
  *
@@ -68,8 +69,12 @@ static int open_pool(const char *name, char *db, char *stats, struct bp_pool **p
 {
 	snprintf(db, 128, "/tmp/%s.%ld.db", name, (long)getpid());
 	snprintf(stats, 128, "/tmp/%s.%ld.stats", name, (long)getpid());
-	struct bp_config cfg = {.path = db, .nframes = 64, .page_size = 4096,
-		.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD};
+	struct bp_config cfg;
+	bp_config_init(&cfg);
+	cfg.path = db;
+	cfg.nframes = 64;
+	cfg.page_size = 4096;
+	cfg.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD;
 	int rc = bp_open(pool, &cfg);
 	EXPECT(rc == 0, "bp_open: %d", rc);
 	return rc;
@@ -105,6 +110,7 @@ int main(int argc, char **argv)
 	struct bp_pool *pool;
 	struct bp_frame *f;
 	struct bp_stats s;
+	bp_stats_init(&s);
 	if (argc == 3 && strcmp(argv[1], "--emit") == 0)
 		return emit(argv[2]);
 	if (argc != 2) {

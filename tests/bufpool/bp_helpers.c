@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bp_helpers.c - scaffolding of the bufpool unit tests (see bp_helpers.h).
  */
@@ -54,7 +55,7 @@ void bt_dir_remove(struct bt_dir *d)
 struct bp_config bt_config(const struct bt_dir *d, uint32_t nframes, bool bgwriter)
 {
 	struct bp_config c;
-	memset(&c, 0, sizeof(c));
+	bp_config_init(&c);
 	c.path = d->file;
 	c.nframes = nframes;
 	c.flags = BP_OPEN_CREATE | BP_OPEN_NO_READAHEAD | (bgwriter ? 0 : BP_OPEN_NO_BGWRITER);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bp_helpers.h - shared scaffolding of the bufpool unit tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_access.c - bufpool: creating pages against concurrent readers and
  * writers (bp_new_page, bp_get with BP_GET_CREATE), and the pin limit.

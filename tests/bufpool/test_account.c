@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_account.c - white-box: the pool's counters (account.c) are exact,
  * counted in restartable sequences per CPU where the platform has them,
@@ -123,6 +124,7 @@ START_TEST(exact_under_oversubscription)
 	if (p->cpu_ctr)
 		ck_assert_uint_ge(atomic_load(&p->rseq_aborts), 10);
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(p, &st), 0);
 	ck_assert_uint_eq(st.hits, expect);
 	ck_assert_int_eq(bp_close(p), 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_basic.c - bufpool: open/close, round trips through the file, bad
  * inputs, stats printing and introspection.
@@ -49,6 +50,7 @@ START_TEST(close_writes_dirty_pages)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.frames_dirty, 6);
 	ck_assert_uint_eq(s.writes, 0);
@@ -313,6 +315,7 @@ START_TEST(bad_access_inputs)
 	ck_assert_int_eq(bp_release(q, g), 0);
 	/* misc NULLs */
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(NULL, &s), -EINVAL);
 	ck_assert_int_eq(bp_stats_get(p, NULL), -EINVAL);
 	ck_assert_int_eq(bp_stats_print(NULL, file_write, stdout, BP_STATS_JSON), -EINVAL);
@@ -365,7 +368,9 @@ START_TEST(stats_print_and_frames)
 	ck_assert_int_eq(bp_flush(p), 0);
 	ck_assert_uint_eq(bt_flags_of(p, pg) & BP_F_DIRTY, 0);
 
+
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.creates, 1);
 	ck_assert_uint_eq(s.writes, 1);
@@ -492,6 +497,7 @@ START_TEST(hit_path_skips_the_wait_table)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.hits, 1000);
 	ck_assert_uint_eq(s.reads + s.misses, 0);
@@ -528,6 +534,7 @@ START_TEST(direct_io_round_trip)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.write_errors + s.read_errors, 0);
 	ck_assert_uint_gt(s.evictions, 0);

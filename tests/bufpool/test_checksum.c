@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_checksum.c - BP_OPEN_CHECKSUMS: pages written with a CRC-32C trailer
  * read back clean; a flipped byte, a page moved to another page's place,
@@ -75,6 +76,7 @@ static int get_rc(struct bp_pool *p, uint64_t pg)
 static uint64_t checksum_errors(struct bp_pool *p)
 {
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	return s.checksum_errors;
 }
@@ -204,6 +206,7 @@ START_TEST(overwrite_skips_a_damaged_page)
 	for (unsigned i = 0; i < bp_data_size(p); i++)
 		ck_assert_uint_eq(d[i], 0);
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(p, &st), 0);
 	ck_assert_uint_eq(st.frames_dirty, 1);
 	bt_fill(bp_data(f), bp_data_size(p), 1, 2);
@@ -266,6 +269,7 @@ START_TEST(every_waiter_gets_ebadmsg)
 	for (unsigned i = 0; i < N; i++)
 		ck_assert_int_eq(r[i].rc, -EBADMSG);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_ge(s.checksum_errors, 1);
 	ck_assert_uint_eq(s.checksum_errors, s.read_errors);

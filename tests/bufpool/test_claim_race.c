@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_claim_race.c - white-box: a claimed frame given back (bp_free_claimed)
  * while a lock-free hit holds a speculative pin on it keeps that pin.
@@ -66,6 +67,7 @@ START_TEST(give_back_keeps_a_walkers_pin)
 	ck_assert_msg((s & ~FWAIT_WAITERS_MASK) == 0, "state %#x: a free frame is 0", s);
 	/* the frame is free: claimed again, and the pool closes */
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(p, &st), 0);
 	ck_assert_uint_eq(st.frames_pinned, 0);
 	ck_assert_int_eq(bp_close(p), 0);

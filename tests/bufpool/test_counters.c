@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_counters.c - white-box: the pool's counters' one table
  * (BP_COUNTERS in bufpool/internal.h) agrees with struct bp_stats and with
@@ -166,6 +167,7 @@ START_TEST(each_counter_lands_in_its_field)
 		ck_assert_int_eq(bp_stats_reset(p), 0);
 		bp_count(p, (enum bp_counter)r->counter);
 		struct bp_stats s;
+		bp_stats_init(&s);
 		ck_assert_int_eq(bp_stats_get(p, &s), 0);
 		char *json = print(&s, BP_STATS_JSON_COMPACT);
 		struct dict d;
@@ -194,7 +196,7 @@ END_TEST
 START_TEST(dict_is_the_rows_in_order)
 {
 	struct bp_stats s;
-	memset(&s, 0, sizeof(s));
+	bp_stats_init(&s);
 	char *json = print(&s, BP_STATS_JSON_COMPACT);
 	struct dict d;
 	parse_counters(json, &d);
@@ -233,7 +235,7 @@ static void contract_in_order(const char *out, const char *head, const char *nex
 START_TEST(released_keys_kept)
 {
 	struct bp_stats s;
-	memset(&s, 0, sizeof(s));
+	bp_stats_init(&s);
 	char *json = print(&s, BP_STATS_JSON_COMPACT);
 	contract_in_order(json, "\"counters\":{", "\"waits\":{", "\"%s\":");
 	free(json);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_engine.c - the I/O engines: which one bp_open picks (config, the
  * BP_IO_ENGINE override of AUTO), the clean fall-back to the thread pool
@@ -39,6 +40,7 @@ static int open_engine(struct bp_config *c, unsigned engine, unsigned depth, str
 	int r = bp_open(p, c);
 	if (r == 0) {
 		struct bp_stats s;
+		bp_stats_init(&s);
 		ck_assert_int_eq(bp_stats_get(*p, &s), 0);
 		*eng = s.io_engine;
 		if (s.io_engine == BP_IO_ENGINE_URING)
@@ -173,6 +175,7 @@ static int blocked_child(void)
 	if (bp_open(&p, &c) != 0)
 		return 3;
 	struct bp_stats s;
+	bp_stats_init(&s);
 	if (bp_stats_get(p, &s) != 0 || s.io_engine != BP_IO_ENGINE_THREADS || s.io_depth != 0)
 		return 4;
 	for (uint64_t i = 0; i < 16; i++) {
@@ -287,6 +290,7 @@ START_TEST(uring_depth_below_demand)
 	ck_assert_int_eq(open_engine(&c, BP_IO_ENGINE_URING, 2, &p, &eng), 0);
 	read_concurrently(p, 16, 16);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.reads, 256);
 	ck_assert_uint_eq(s.read_errors, 0);
@@ -350,6 +354,7 @@ START_TEST(uring_checksummed_writes)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_ge(s.writes, 128);
 	ck_assert_uint_eq(s.write_errors, 0);
@@ -415,6 +420,7 @@ START_TEST(uring_faults)
 	ck_assert_int_eq(bp_flush(p), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.faults_injected, 4);
 	ck_assert_uint_eq(s.read_errors, 2);
@@ -469,6 +475,7 @@ START_TEST(uring_writes_outlive_their_threads)
 	}
 	ck_assert_int_eq(bp_flush(p), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.write_errors, 0);
 	ck_assert_uint_ge(s.dirty_evictions, 100);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_evict.c - bufpool eviction: a page evicted while dirty comes back
  * with its data (through bp_evict_page and through clock pressure from a
@@ -36,6 +37,7 @@ START_TEST(evict_dirty_page_comes_back)
 	ck_assert_uint_eq(bt_flags_of(p, pg), UINT32_MAX); /* not resident */
 	ck_assert_int_eq(bp_evict_page(p, pg), -ENOENT);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.writes, 1);
 	ck_assert_uint_eq(s.evictions, 1);
@@ -70,6 +72,7 @@ START_TEST(evict_all_unpinned)
 	}
 	ck_assert_int_eq(bp_evict_all(p), 5);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.frames_mapped, 1);
 	ck_assert_uint_eq(s.frames_dirty, 0);
@@ -158,6 +161,7 @@ START_TEST(dirty_pages_survive_clock_pressure)
 	bt_uint_v(variant, atomic_load(&pr.errors), ==, 0);
 	bt_uint_v(variant, atomic_load(&pr.bad), ==, 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	bt_int_v(variant, bp_stats_get(pr.pool, &s), ==, 0);
 	bt_uint_v(variant, s.evictions, >, 0);
 	bt_uint_v(variant, s.writes, >, 0);
@@ -217,6 +221,7 @@ START_TEST(hottest_frame_is_the_waited_one)
 	ck_assert_uint_eq(top[0].pageno, 1);
 	ck_assert_uint_gt(top[0].wait_ns, 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.latch_shared_wait.count, 1);
 	ck_assert_uint_eq(s.latch_exclusive_wait.count, 0);
@@ -300,6 +305,7 @@ START_TEST(evict_latched_by_other_is_ebusy)
 	ck_assert_msg(ms < 1000, "bp_evict_page took %llu ms", (unsigned long long)ms);
 	ck_assert_uint_ne(bt_flags_of(p, pg) & BP_F_DIRTY, 0); /* not written */
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.writes, 0);
 	/* unlatched now: it is written and evicted */

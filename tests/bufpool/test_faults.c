@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_faults.c - bufpool under injected I/O faults: every injected error
  * reaches a caller as a negative errno, no frame stays LOCKED/WRITEBACK, no
@@ -44,6 +45,7 @@ static void expect_file(uint64_t npages, uint64_t version)
 static void assert_no_io_bits(struct bp_pool *p)
 {
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.frames_locked, 0);
 	ck_assert_uint_eq(s.frames_writeback, 0);
@@ -107,6 +109,7 @@ START_TEST(read_error_reaches_every_waiter)
 		ck_assert_int_eq(r[i].rc, -EIO);
 	assert_no_io_bits(p);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_ge(s.read_errors, 1);
 	ck_assert_uint_eq(s.read_errors, s.faults_injected);
@@ -152,6 +155,7 @@ START_TEST(read_fault_kinds_then_retry)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.faults_injected, 4);
 	ck_assert_uint_eq(s.read_errors, 3);
@@ -181,6 +185,7 @@ START_TEST(probabilistic_read_faults)
 			errors++;
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.faults_injected, errors);
 	ck_assert_uint_gt(errors, 0);
@@ -221,6 +226,7 @@ START_TEST(write_error_keeps_pages_dirty)
 	bt_int_v(variant, bp_flush(p), ==, cases[i].expect);
 	assert_no_io_bits(p);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	bt_int_v(variant, bp_stats_get(p, &s), ==, 0);
 	bt_uint_v(variant, s.frames_dirty, ==, 4);
 	bt_uint_v(variant, s.write_errors, ==, 4);
@@ -304,6 +310,7 @@ START_TEST(fsync_failure_is_sticky)
 		      "close message: %s", log.text);
 	ck_assert_int_eq(bp_close(p), -EIO);    /* no retry can succeed */
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(p, &st), 0);
 	ck_assert_int_eq(st.durability_err, -EIO);
 	ck_assert_uint_eq(st.fsync_errors, 2);
@@ -402,6 +409,7 @@ START_TEST(write_error_reaches_close)
 		      !strstr(log.text, "fsync"), "close message: %s", log.text);
 	/* still open, page still dirty and readable */
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(p, &st), 0);
 	ck_assert_uint_eq(st.frames_dirty, 1);
 	ck_assert_int_eq(bp_get(p, 0, 0, &f), 0);
@@ -443,6 +451,7 @@ START_TEST(stale_write_error_at_close_is_not_fsync)
 	ck_assert_int_eq(bp_release(p, f), 0);
 	ck_assert_int_eq(bp_release(p, held), 0);
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(p, &st), 0);
 	ck_assert_uint_eq(st.write_errors, 1);
 	ck_assert_uint_eq(st.writes, 2);
@@ -537,6 +546,7 @@ START_TEST(overwrite_after_failed_read_of_read_only_file_is_erofs)
 	bt_int_v(variant, bp_file_get(file, PG, BP_GET_OVERWRITE, &f), ==, -EROFS);
 	bt_int_v(variant, bp_file_get(file, PG + 1, BP_GET_OVERWRITE, &f), ==, -EROFS); /* absent */
 	struct bp_stats s;
+	bp_stats_init(&s);
 	bt_int_v(variant, bp_stats_get(p, &s), ==, 0);
 	bt_uint_v(variant, s.frames_dirty, ==, 0);
 	bt_int_v(variant, bp_flush(p), ==, 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_files.c - many files in one pool: pages of different files with the
  * same numbers stay apart through eviction and I/O; a file closes (its
@@ -132,6 +133,7 @@ START_TEST(files_keep_their_pages_apart)
 		check_pages(p, b, NPG, 2);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_gt(s.evictions, 0);
 	ck_assert_uint_eq(s.file_pages, NPG);
@@ -179,6 +181,7 @@ START_TEST(close_and_discard_one_file)
 	ck_assert_uint_eq(pf.frames[0], 3);     /* A's pages stay, still dirty */
 	ck_assert_uint_eq(pf.frames[1], 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.frames_dirty, 3);
 

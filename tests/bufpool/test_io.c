@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_io.c - bufpool reads and write-back under concurrency: one read for
  * many concurrent readers of an absent page, write-back never overlapping a
@@ -68,6 +69,7 @@ START_TEST(one_read_for_concurrent_readers)
 		ck_assert_ptr_eq(r[i].frame, r[0].frame);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.reads, 1);
 	ck_assert_uint_eq(s.misses, 1);
@@ -172,6 +174,7 @@ START_TEST(writeback_never_overlaps_modification)
 	ck_assert_uint_eq(atomic_load(&sh.overlaps), 0);
 	ck_assert_int_eq(bp_flush(sh.pool), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(sh.pool, &s), 0);
 	ck_assert_uint_gt(s.writes, 0);
 	ck_assert_int_eq(bp_close(sh.pool), 0);
@@ -230,6 +233,7 @@ START_TEST(all_frames_pinned_is_ebusy)
 	ck_assert_ptr_eq(g, f[1]);
 	ck_assert_int_eq(bp_release(p, g), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.busy, 3);
 	ck_assert_uint_eq(s.frames_pinned, 4);
@@ -352,6 +356,7 @@ START_TEST(timed_get_deadline_bounds_io_waits)
 	/* both readers wait on their frame's LOCKED: every frame is busy */
 	ck_assert(th_wait_parked(bp_fwait_table(p), 2, BT_DEADLINE_MS));
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.frames_locked, 2);
 
@@ -419,6 +424,7 @@ START_TEST(sequential_scan_reads_ahead)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_gt(s.readaheads, 0);
 	ck_assert_uint_eq(s.misses + s.readaheads, s.reads);
@@ -472,6 +478,7 @@ START_TEST(readahead_runs_short_and_checksummed)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_gt(s.readaheads, 0);
 	ck_assert_uint_lt(s.read_ios, s.reads);
@@ -505,6 +512,7 @@ START_TEST(interleaved_scans_each_read_ahead)
 		}
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	/* Per scan: a miss or two to start, then one per 5 pages (it
 	 * reads 4 ahead); one detector for the file: 300 misses. */

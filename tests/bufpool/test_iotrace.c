@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_iotrace.c - the I/O trace hook (bufpool.h, "I/O tracing"): every
  * change to the pool's files is reported, in the order the header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_latch.c - bufpool content latches: exclusion under hundreds of
  * threads (a checksum invariant), FIFO hand-over of exclusive waiters,
@@ -116,6 +117,7 @@ static void run_exclusion(enum fwait_policy policy, unsigned nthreads, unsigned 
 		bt_int_v(variant, bp_release(sh.pool, f), ==, 0);
 	}
 	struct bp_stats st;
+	bp_stats_init(&st);
 	bt_int_v(variant, bp_stats_get(sh.pool, &st), ==, 0);
 	bt_uint_v(variant, st.frames_pinned, ==, 0);
 	bt_int_v(variant, bp_close(sh.pool), ==, 0);
@@ -195,6 +197,7 @@ START_TEST(fifo_handover_and_reader_phase)
 	for (unsigned i = 0; i < NX; i++)
 		ck_assert_uint_eq(th[i].got, NS + i);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(o.pool, &s), 0);
 	ck_assert_uint_eq(s.latch_exclusive_wait.count, NX);
 	ck_assert_uint_eq(s.latch_shared_wait.count, NS);
@@ -266,6 +269,7 @@ START_TEST(idle_latch_after_reader_phases_takes_fast_path)
 		ck_assert_int_eq(bp_latch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
 		ck_assert_int_eq(bp_unlatch(o.pool, o.frame, BP_LATCH_EXCLUSIVE), 0);
 		struct bp_stats s;
+		bp_stats_init(&s);
 		ck_assert_int_eq(bp_stats_get(o.pool, &s), 0);
 		ck_assert_msg(s.fwait.slow_waits == 0,
 			      "uncontended exclusive latch took a bucket lock %llu times after "

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_latch_bounds.c - bufpool content latches at the limits of their
  * counts.  Built against the test-only bufpool with BP_LATCH_COUNT_BITS = 4
@@ -126,6 +127,7 @@ START_TEST(shared_holders_bound)
 	ck_assert_int_eq(bp_latch_try(b.pool, b.frame, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_unlatch(b.pool, b.frame, BP_LATCH_EXCLUSIVE), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(b.pool, &s), 0);
 	ck_assert_uint_eq(s.latch_shared_wait.count, 0);
 	close_one(&b);
@@ -172,6 +174,7 @@ START_TEST(queued_readers_bound)
 	ck_assert_int_eq(bp_latch_try(b.pool, b.frame, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_unlatch(b.pool, b.frame, BP_LATCH_EXCLUSIVE), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(b.pool, &s), 0);
 	ck_assert_uint_eq(s.latch_shared_wait.count, MAX);
 	close_one(&b);
@@ -209,6 +212,7 @@ START_TEST(queued_writers_bound)
 	ck_assert_int_eq(bp_latch_try(b.pool, b.frame, BP_LATCH_EXCLUSIVE), 0);
 	ck_assert_int_eq(bp_unlatch(b.pool, b.frame, BP_LATCH_EXCLUSIVE), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(b.pool, &s), 0);
 	ck_assert_uint_eq(s.latch_exclusive_wait.count, MAX);
 	close_one(&b);

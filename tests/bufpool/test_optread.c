@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_optread.c - optimistic reads (bp_read_begin/valid/end): a quiet
  * read validates; a writer or the frame's reuse in between makes it fail;
@@ -70,6 +71,7 @@ START_TEST(quiet_read_validates)
 	ck_assert_int_eq(bp_read_end(&rd), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.optimistic_reads, 3);
 	ck_assert_uint_eq(s.optimistic_restarts, 0);
@@ -103,6 +105,7 @@ START_TEST(writer_in_between_fails)
 	ck_assert_int_eq(bp_read_end(&rd), 0);
 	ck_assert_int_eq(bp_release(p, f), 0);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.optimistic_reads, 3);
 	ck_assert_uint_eq(s.optimistic_restarts, 2);
@@ -375,6 +378,7 @@ START_TEST(validated_reads_are_whole_pages)
 		ck_assert_int_eq(bp_release(st.pool, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(st.pool, &s), 0);
 	ck_assert_uint_ge(s.optimistic_reads, atomic_load(&st.valid));
 	ck_assert_uint_eq(s.optimistic_reads - s.optimistic_restarts, atomic_load(&st.valid));

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_pagemap.c - white-box: the lookups' hints (pagetable.c): the home
  * frames and the page map, the dense hint from page number to frame that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_read_path.c - who reads a miss (bp_config.read_path, io.c's
  * bp_io_read): the faulting thread itself (AUTO: from the page cache or
@@ -61,6 +62,7 @@ static struct bp_stats read_all(struct bp_pool *p, uint64_t npages)
 		ck_assert_int_eq(bp_release(p, f), 0);
 	}
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	return s;
 }
@@ -210,6 +212,7 @@ START_TEST(uncached_misses_are_read_by_the_thread_that_missed)
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	ck_assert_uint_ge(read_all_uncached(p, fd), NPAGES / 2);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.inline_reads, NPAGES);
 	ck_assert_uint_eq(s.inline_blocked, 0);
@@ -238,6 +241,7 @@ START_TEST(cached_path_sends_uncached_misses_to_the_engine)
 	ck_assert_int_eq(bp_open(&p, &c), 0);
 	ck_assert_uint_ge(read_all_uncached(p, fd), NPAGES / 2);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	if (!nowait_taken()) { /* refused: everything by the engine */
 		ck_assert_uint_eq(s.inline_blocked + s.inline_reads, 0);
@@ -293,6 +297,7 @@ START_TEST(injected_fault_is_applied_by_the_engine)
 	struct bp_frame *f;
 	ck_assert_int_eq(bp_get(p, 3, 0, &f), -EIO);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.read_ios, 1);
 	ck_assert_uint_eq(s.inline_reads, 0);
@@ -337,6 +342,7 @@ START_TEST(inline_read_verifies_the_checksum)
 	ck_assert_int_eq(bp_release(p, f), 0);
 	ck_assert_int_eq(bp_get(p, 2, 0, &f), -EBADMSG);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.inline_reads, 2);
 	ck_assert_uint_eq(s.checksum_errors, 1);
@@ -388,6 +394,7 @@ START_TEST(concurrent_misses_share_one_inline_read)
 	}
 	pthread_barrier_destroy(&start);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.reads, 1);
 	ck_assert_uint_eq(s.inline_reads, 1);
@@ -448,6 +455,7 @@ static void cancel_during_get(unsigned read_path, unsigned engine)
 	ck_assert_int_eq(bp_open(&p, &cfg), 0);
 	get_with_a_cancel_pending(p);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_eq(s.frames_locked, 0);
 	ck_assert_uint_eq(s.reads, 1);
@@ -501,6 +509,7 @@ START_TEST(a_cancel_waits_for_the_rings_doorbell)
 	}
 	get_with_a_cancel_pending(p);
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	ck_assert_uint_ge(s.dirty_evictions, 1);
 	ck_assert_int_eq(bp_close(p), 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_state_bits.c - bufpool: the page state bits' one table
  * (BP_STATE_BITS in bufpool.h) agrees with everything made from it and

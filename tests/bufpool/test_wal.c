@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_wal.c - the write-ahead-log hooks: flush_log runs before any write
  * of a page whose LSN is not yet durable, whoever writes it (bp_flush,
@@ -124,6 +125,7 @@ static void change(struct bp_pool *p, uint64_t pg, uint64_t v, uint64_t lsn)
 static struct bp_stats stats(struct bp_pool *p)
 {
 	struct bp_stats s;
+	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
 	return s;
 }

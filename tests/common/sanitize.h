@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * sanitize.h - whether the tests are built with a sanitizer, for the
  * fwait and stress tests' thread counts and stacks.

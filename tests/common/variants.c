@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * variants.c - the tests' policy-variant table (see variants.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * variants.h - the one table of policy variants the fwait unit tests loop
  * over and the stress programs run rounds of.

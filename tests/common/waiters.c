@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waiters.c - counting and printing parked waiters (see waiters.h).
  *

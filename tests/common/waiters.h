@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * waiters.h - counting and printing the waiters parked in a table, for the
  * fwait unit tests' polls and joins and the stress programs' failure dumps.

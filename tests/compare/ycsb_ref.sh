@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # ycsb_ref.sh YCSB_REF BPBENCH ENGINE - ycsb-ref on ENGINE runs bpbench
 # ycsb's operation stream: workload A, 2 threads, 2000 records, 2000 ops
 # (--ops: a fixed count, so the stream is the seed's alone).  Its JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * consumer.c - a program that uses the installed (or subproject) fwait and
  * bufpool only through their public headers and pkg-config / Meson
@@ -33,7 +34,7 @@ static int pool_check(const char *path)
 {
 	static const char msg[] = "written by the C consumer";
 	struct bp_config cfg;
-	memset(&cfg, 0, sizeof(cfg));
+	bp_config_init(&cfg);
 	cfg.path = path;
 	cfg.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER;
 	cfg.nframes = 8;
@@ -69,7 +70,9 @@ static int pool_check(const char *path)
 		expect("bp_release", bp_release(pool, f), 0);
 	}
 
+
 	struct bp_stats st;
+	bp_stats_init(&st);
 	expect("bp_stats_get", bp_stats_get(pool, &st), 0);
 	expect("bp_stats.file_pages", (int)st.file_pages, 1);
 	printf("consumer (C): pool of %u frames, %zu bytes, jemalloc_arena %u\n",

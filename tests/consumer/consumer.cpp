@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 // consumer.cpp - the C++ side of tests/consumer (see consumer.c): the same
 // pool round trip through bufpool's C API, and an fwait lock bit on a
 // std::atomic<uint32_t> word, compiled as C++17 (g++ -std=c++17).
@@ -28,7 +29,8 @@ void expect(const char *what, long got, long want)
 void pool_check(const std::string &path)
 {
 	static const char msg[] = "written by the C++ consumer";
-	bp_config cfg{};
+	bp_config cfg;
+	bp_config_init(&cfg);
 	cfg.path = path.c_str();
 	cfg.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER;
 	cfg.nframes = 8;

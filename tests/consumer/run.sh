@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/consumer/run.sh - use fwait and bufpool as a consumer would, from a
 # fresh copy of this repository in a temporary directory (CI: .ci/run).
 #
@@ -19,7 +20,8 @@
 #       fwait-bufpool.wrap's [provide] section, default_library=static:
 #       `meson test --list` shows only the consumer's two tests, no tool
 #       target is configured or built, `meson install` installs only the
-#       libraries, headers and pkg-config files, and the tests pass.
+#       libraries, headers, pkg-config files and share/doc/fwait-bufpool's
+#       LICENSE and README.md, and the tests pass.
 #
 # The copy is of the files git tracks plus untracked ones it does not ignore,
 # as they are in the working tree.  CC (default cc) and CXX (default g++)
@@ -74,6 +76,9 @@ actual=$(cd "$prefix/include" && find . -type f -o -type l | sort)
 	fail "installed include directory holds $(echo $actual), expected $(echo $expected)"
 [ ! -e "$prefix/bin" ] || fail "something was installed in bin/: $(ls "$prefix/bin")"
 echo "include/: only the public headers ($(echo $actual))"
+for f in LICENSE README.md; do
+	cmp -s "$src/$f" "$prefix/share/doc/fwait-bufpool/$f" || fail "share/doc/fwait-bufpool/$f not installed"
+done
 
 export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
 requires=$(pkg-config --print-requires bufpool)
@@ -184,9 +189,11 @@ done
 meson install -C "$cons/build" --destdir "$tmp/destdir" --quiet >/dev/null
 installed=$(cd "$tmp/destdir" && find . -type f -o -type l | sort)
 echo "meson install of the consumer:"; echo "$installed" | sed 's/^/  /'
-if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$' <<<"$installed" | grep -q .; then
-	fail "the subproject installs more than its libraries, headers and pkg-config files"
+if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$|/share/doc/fwait-bufpool/(LICENSE|README\.md)$' <<<"$installed" | grep -q .; then
+	fail "the subproject installs more than its libraries, headers, pkg-config files, LICENSE and README"
 fi
+grep -q '/share/doc/fwait-bufpool/LICENSE$' <<<"$installed" || fail "the subproject does not install its LICENSE"
+
 
 meson test -C "$cons/build" --print-errorlogs
 step "ok"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * check.hpp - the C++ tests' one assertion pair, CHECK and CHECK_EQ.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * layout.h - what the C and the C++ compiler must agree on about the public
  * headers: one list of sizes, alignments and offsets, evaluated once as C

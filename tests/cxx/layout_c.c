@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* layout_c.c - the C side of layout.h (compiled as C, linked into the C++
  * test). */
 #include "layout.h"

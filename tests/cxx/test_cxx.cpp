@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cxx.cpp - fwait and bufpool used from C++ (suite: cxx).
  *
@@ -384,13 +385,15 @@ static void check_page(bp_pool *pool, uint64_t pageno, unsigned char fill,
 static void check_unpinned(bp_pool *pool)
 {
 	bp_stats s;
+	bp_stats_init(&s);
 	CHECK_EQ(bp_stats_get(pool, &s), 0);
 	CHECK_EQ(s.frames_pinned, 0);
 }
 
 static bp_pool *open_pool(const std::string &path, unsigned flags)
 {
-	bp_config cfg = {};
+	bp_config cfg;
+	bp_config_init(&cfg);
 	cfg.path = path.c_str();
 	cfg.flags = flags;
 	cfg.page_size = kPageSize;

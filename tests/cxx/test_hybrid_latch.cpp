@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_hybrid_latch.cpp - fwait.hpp's keyed-wait lambdas (fwait::wait,
  * wait_ex, wake_ex, spin) and fwait::hybrid_latch with its guards, on a

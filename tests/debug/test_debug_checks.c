@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_debug_checks.c - the debug-checks build (-Ddebug_checks=true)
  * catches what it says it catches (util/debug.h, docs/reliability.md).

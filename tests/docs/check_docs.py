@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_docs.py - the facts docs/*.md and README.md quote agree with the code.
 
 usage: check_docs.py SRCDIR BUILDDIR NM [--doc FILE]... [--expect KIND]
@@ -237,7 +238,11 @@ def exported(nm, lib, how='-D'):
                              text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as e:
         setup_error(f'{nm} -D {lib}: {e}')
-    return [ln.split()[-1] for ln in out.splitlines() if len(ln.split()) == 3]
+    # A versioned library (fwait/fwait.map) lists each version node as an
+    # absolute symbol (A) and each symbol as name@@NODE: the API is the
+    # names, without the nodes.
+    return [f[2].split('@')[0] for f in (ln.split() for ln in out.splitlines())
+            if len(f) == 3 and f[1] != 'A']
 
 
 def check_symbols(docs, build, nm):

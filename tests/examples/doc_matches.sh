@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # doc_matches.sh DOC NAME FILE - fail unless the fenced code block of DOC
 # between the lines "<!-- begin NAME -->" and "<!-- end NAME -->" is FILE,
 # byte for byte, so the example a reader copies is the one that is built

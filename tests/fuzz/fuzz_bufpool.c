@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_bufpool.c - libFuzzer target: random bufpool API call sequences on a
  * small pool, checked against a simple model of the page contents.
@@ -455,16 +456,16 @@ int fuzz_bufpool_one(const uint8_t *data, size_t size)
 	setup_dir();
 	memset(&m, 0, sizeof(m));
 	uint8_t c = take(&r);
-	m.cfg = (struct bp_config){
-		.path = file_path,
-		.flags = BP_OPEN_CREATE | BP_OPEN_NO_BGWRITER | ((c & 8) ? 0 : BP_OPEN_NO_READAHEAD),
-		.page_size = PAGE,
-		.nframes = 2 + (c & 7),
-		.io_threads = 1 + ((c >> 6) & 1),
-		.readahead_pages = 2,
-		.fwait = { .nbuckets = 4, .policy = (enum fwait_policy)((c >> 4) % FWAIT_POLICY_COUNT) },
-		.log = pool_log,
-	};
+	bp_config_init(&m.cfg);
+	m.cfg.path = file_path;
+	m.cfg.flags = BP_OPEN_CREATE | BP_OPEN_NO_BGWRITER | ((c & 8) ? 0 : BP_OPEN_NO_READAHEAD);
+	m.cfg.page_size = PAGE;
+	m.cfg.nframes = 2 + (c & 7);
+	m.cfg.io_threads = 1 + ((c >> 6) & 1);
+	m.cfg.readahead_pages = 2;
+	m.cfg.fwait.nbuckets = 4;
+	m.cfg.fwait.policy = (enum fwait_policy)((c >> 4) % FWAIT_POLICY_COUNT);
+	m.cfg.log = pool_log;
 	struct bp_pool *pool = open_pool(&m, true);
 	check_count(pool, &m, "open");
 

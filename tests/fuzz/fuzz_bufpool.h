@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuzz_bufpool.h - the bufpool fuzz harness, shared by the libFuzzer target
  * (clang only) and the replay driver (any compiler, runs as a test).

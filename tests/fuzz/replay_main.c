@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * replay_main.c - runs the bufpool fuzz harness without libFuzzer: replays
  * every file of the given corpus directories (or single files), then N

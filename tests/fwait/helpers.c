@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * helpers.c - bounded joins, parked-waiter polling, sanitizer scaling,
  * table construction and labelled loop tests shared by the fwait unit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * helpers.h - shared scaffolding of the fwait unit tests.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_args.c - argument checking, error codes, policy names, configs.
  *

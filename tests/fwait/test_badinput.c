@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_badinput.c - checks, row by row, the "Bad input" table of
  * docs/reliability.md: every public fwait function given NULL pointers,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bit64.c - fwait_bit64_*: the bit operations on a 64-bit word.
  *

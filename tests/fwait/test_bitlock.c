@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bitlock.c - lock-style bits: FIFO handoff and "wake one wakes one".
  *

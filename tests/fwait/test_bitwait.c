@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_bitwait.c - event bits and filtering: who a wake reaches.
  *

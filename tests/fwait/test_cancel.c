@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_cancel.c - a thread cancelled (pthread_cancel) while parked.
  *

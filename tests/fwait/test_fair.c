@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_fair.c - eventual fairness (FWAIT_HANDOFF_FAIR, WAKE_ONE's default):
  * unlock releases and wakes the oldest exclusive waiter; a woken loser keeps

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_hlatch.c - hybrid latches on a caller-laid-out word (fwait_hlatch_*).
  *

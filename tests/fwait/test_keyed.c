@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_keyed.c - generic keyed waits: fwait_wait / fwait_wake.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_keyed_ex.c - the parking-lot calls: fwait_wait_ex (how a wait
  * ended, tokens), fwait_wake_ex (the exact report, tokens,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_lostwake.c - no lost wakeup under hundreds of threads, for every
  * policy.

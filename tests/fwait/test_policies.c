@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_policies.c - fwait's policy table agrees with enum fwait_policy, and
  * each row's traits with what the policy promises (fwait/table.c,

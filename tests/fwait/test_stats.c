@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_stats.c - statistics and introspection: counters, histogram, reset,
  * max_bucket_depth, table_bytes, fwait_waiters_walk.

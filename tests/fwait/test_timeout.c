@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_timeout.c - deadlines: -ETIMEDOUT, nothing held, nothing stranded.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """check_rows.py [--ops N] [--hold sleep|compute|none] [--compute-ns NS]
                  [--variants A,B,...] -- COMMAND [ARGS...]
 

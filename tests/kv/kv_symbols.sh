@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # kv_symbols.sh NM LIBKV - every global symbol libkv.a defines starts with
 # kv_ (the store's prefix, its internal header's helpers included), so
 # linking the store can never clash with a program's own names.

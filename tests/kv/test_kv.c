@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_kv.c - unit tests of the B+-tree store (tools/kv/kv.c).
  *
@@ -240,6 +241,7 @@ START_TEST(test_lookups_during_splits)
 	pthread_barrier_destroy(&start_line);
 	ck_assert_uint_eq(atomic_load(&reader_errors), 0);
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(kv_pool(shared_kv), &st), 0);
 	ck_assert_uint_gt(st.optimistic_reads, 0); /* the optimistic paths ran */
 	struct kv_check_info ci;

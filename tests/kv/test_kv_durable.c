@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_kv_durable.c - unit tests of the store's redo log and recovery
  * (tools/kv/kv_log.c, kv_recover.c, kv_open.c).
@@ -280,6 +281,7 @@ START_TEST(torn_page_is_rebuilt_from_its_image)
 	for (uint64_t i = 0; i < 300; i++)
 		ck_assert_int_eq(value_is(kv, i, i == 150 ? 2 : 1), 0);
 	struct bp_stats st;
+	bp_stats_init(&st);
 	ck_assert_int_eq(bp_stats_get(kv_pool(kv), &st), 0);
 	ck_assert_uint_eq(st.checksum_errors, 0); /* the torn page was not read */
 	ck_assert_int_eq(kv_close(kv), 0);

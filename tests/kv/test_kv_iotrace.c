@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_kv_iotrace.c - the order of the store's file operations, seen
  * through the I/O trace hook (bufpool.h, "I/O tracing"): the orders a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_layers.sh - fail when a file of fwait or bufpool calls a file that is
 # not below it.
 #
@@ -50,7 +51,7 @@ while [ $# -gt 0 ]; do
 	--swap)
 		[ $# -ge 3 ] || die "--swap needs two files (LIB/A.c LIB/B.c)"
 		swap_a=$2; swap_b=$3; shift 3 ;;
-	-h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '3,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
 	--) shift; break ;;
 	-*) die "unknown option $1" ;;
 	*) break ;;
@@ -82,7 +83,8 @@ check_lib() {
 		[ -f "$src" ] || die "$lib: no sources in $srcdir/$lib"
 		base=${src##*/}
 		awk -v f="$base" '
-			NR == 1 && !/^\/\*/ { exit }
+			NR == 1 && /SPDX-License-Identifier/ { spdx = 1; next }
+			NR == 1 + spdx && !/^\/\*/ { exit }
 			!par && /^ \* Layer [0-9]+/ { par = 1; layer = $3 + 0 }
 			par && /^ \*[ \t]*$/ { exit }
 			par { text = text " " $0 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwait.pml - Promela model of fwait's bit-wait protocol, as implemented in
  * fwait/bitops.c (take_or_announce, clear_or_announce, tidy_waiters_bit,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hlatch.pml - Promela model of the hybrid latch's parking-lot protocol
  * (fwait/hlatch.c: fwait_hlatch_lock/unlock, _lock_shared/_unlock_shared,

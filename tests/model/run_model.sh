@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # run_model.sh - generate, compile and run spin's verifier for fwait.pml.
 #
 # Usage: run_model.sh [--expect pass|fail] [--ltl] [--cc CC] MODEL.pml [-DNAME[=V] ...]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_bufpool.c - seeded, time-bounded stress of the buffer pool: no
  * acknowledged write is ever lost, in the pool or in the file.
@@ -524,16 +525,16 @@ static void pool_log(void *arg, int level, const char *msg)
 
 static struct bp_config pool_config(const struct round_cfg *c, bool verify, const char *path)
 {
-	struct bp_config cfg = {
-		.path = path,
-		.flags = verify ? BP_OPEN_NO_BGWRITER : BP_OPEN_CREATE | BP_OPEN_TRUNCATE,
-		.page_size = c->page_size,
-		.nframes = verify ? 64 : c->nframes,
-		.io_threads = 2,
-		.writer_interval_ms = c->writer_interval_ms,
-		.io_latency_us = verify ? 0 : c->io_latency_us,
-		.log = pool_log,
-	};
+	struct bp_config cfg;
+	bp_config_init(&cfg);
+	cfg.path = path;
+	cfg.flags = verify ? BP_OPEN_NO_BGWRITER : BP_OPEN_CREATE | BP_OPEN_TRUNCATE;
+	cfg.page_size = c->page_size;
+	cfg.nframes = verify ? 64 : c->nframes;
+	cfg.io_threads = 2;
+	cfg.writer_interval_ms = c->writer_interval_ms;
+	cfg.io_latency_us = verify ? 0 : c->io_latency_us;
+	cfg.log = pool_log;
 	tc_variant_config(c->policy, 3, &cfg.fwait);
 	return cfg;
 }
@@ -658,6 +659,7 @@ static void run_round(struct round *r, uint64_t seed, unsigned round_no, double 
 	}
 
 	uint64_t count = bp_file_page_count(r->file);
+	bp_stats_init(&res->st);
 	bp_stats_get(r->pool, &res->st);
 	st_ctx.table = NULL;
 	if (r->file != bp_pool_file(r->pool)) {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_frame_wait.c - seeded, time-bounded stress of the wait for a free
  * frame: bp_get_timed with no deadline must return once a frame is free
@@ -294,13 +295,12 @@ int main(int argc, char **argv)
 		.dump_extra = dump_state, .rerun_args = rerun_args, .cleanup = remove_files,
 	};
 
-	struct bp_config cfg = {
-		.path = file_path,
-		.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER |
-			 BP_OPEN_NO_READAHEAD,
-		.page_size = 512,
-		.nframes = NFRAMES,
-	};
+	struct bp_config cfg;
+	bp_config_init(&cfg);
+	cfg.path = file_path;
+	cfg.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE | BP_OPEN_NO_BGWRITER | BP_OPEN_NO_READAHEAD;
+	cfg.page_size = 512;
+	cfg.nframes = NFRAMES;
 	int rc = bp_open(&pool, &cfg);
 	if (rc != 0)
 		st_fail("bp_open(%s) = %d", file_path, rc);
@@ -338,7 +338,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 3; i++)
 		pthread_join(tid[i], NULL);
 
+
 	struct bp_stats st;
+	bp_stats_init(&st);
 	bp_stats_get(pool, &st);
 	st_ctx.table = NULL;
 	rc = bp_close(pool);

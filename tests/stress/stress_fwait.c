@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_fwait.c - seeded, time-bounded stress of the fwait wait table.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_util.c - deadlines, options and failure reporting of the stress
  * programs (see stress_util.h).  st_ctx is written by the main thread only

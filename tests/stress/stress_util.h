@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * stress_util.h - scaffolding shared by the stress programs: seeded random
  * numbers, clocks, option parsing, and failing loudly with enough context

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_crc32c.c - util_crc32c: published check values (RFC 3720, B.4, and
  * the usual "123456789"), continuation, and the hardware path agreeing with

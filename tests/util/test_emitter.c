@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_emitter.c - the emitter's three back-ends write the same report,
  * JSON strings are escaped, a failing sink is reported (suite util).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_helpers.c - the option parser, the PRNG, log2 and the clock of
  * util/ (suite util).

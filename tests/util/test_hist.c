@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * test_hist.c - the tools' latency histogram, util/hist.[ch]
  * (suite util): its buckets, merge and quantiles.

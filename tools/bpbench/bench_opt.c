@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_opt.c - bpbench's option values on top of util/opt.h (see
  * bench_opt.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bench_opt.h - the option values both bpbench workloads take beyond what
  * util/opt.h checks: 32-bit counts, a page size, a number with open ends,

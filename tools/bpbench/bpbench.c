@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bpbench.c - the workload driver of the buffer pool: main and dispatch.
  *

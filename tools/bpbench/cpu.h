@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * cpu.h - the process's CPU time and context switches, for per-operation
  * and per-MB costs (bpbench ycsb and tiotest).

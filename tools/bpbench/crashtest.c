@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest.c - bpbench crashtest: kill -9 a durable store's writer again
  * and again, and check after each kill that nothing acknowledged is lost.

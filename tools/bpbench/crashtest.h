@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest.h - the kill -9 test of the store's redo log (bpbench crashtest).
  *

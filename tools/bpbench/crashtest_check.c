@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest_check.c - bpbench crashtest's check after a kill: reopen the
  * store (recovery runs in kv_open), then the tree, every acknowledged key,

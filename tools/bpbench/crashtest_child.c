@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest_child.c - bpbench crashtest's child: a durable write workload
  * that acknowledges every commit on the pipe, until it is killed.

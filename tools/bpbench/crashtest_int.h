@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest_int.h - the internal interface of bpbench crashtest, shared by
  * its files.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest_opts.c - bpbench crashtest's options and usage text.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest_recover.c - a kill during recovery: between a round's kill and
  * its check, a child opens the store (kv_open recovers it) and is killed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest_round.c - the parent's half of a bpbench crashtest round:
  * fork the child, read its acks, kill it at the seeded moment, reap it.

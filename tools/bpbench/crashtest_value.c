@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * crashtest_value.c - bpbench crashtest's value codec.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gen.c - YCSB key generators (see gen.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * gen.h - random number and key-choice generators of the YCSB workloads.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit.c - bpbench hit: the cost of a page hit, its main.
  *
@@ -102,6 +103,7 @@ static int run(const struct hit_options *o, const char *path, const struct hit_r
 		return -ENOMEM;
 	struct hit_data d;
 	struct bp_stats s;
+	bp_stats_init(&s);
 	uint64_t accesses = 0;
 	int rc = hit_data_open(&d, o, path);
 	if (rc == 0)

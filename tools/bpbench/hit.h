@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit.h - the cost of a page hit (bpbench hit).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit_data.c - what bpbench hit's cells read: the data file, the pool with
  * every page of it resident, and the memory floor's array of the same
@@ -95,13 +96,13 @@ int hit_data_open(struct hit_data *d, const struct hit_options *o, const char *p
 	int rc = write_file(o, path);
 	if (rc != 0)
 		return rc;
-	struct bp_config cfg = {
-		.path = path,
-		.flags = BP_OPEN_READONLY | BP_OPEN_NO_BGWRITER,
-		.page_size = o->page_size,
-		.nframes = hit_frames_for(o),
-		.log = tool_bp_log,
-	};
+	struct bp_config cfg;
+	bp_config_init(&cfg);
+	cfg.path = path;
+	cfg.flags = BP_OPEN_READONLY | BP_OPEN_NO_BGWRITER;
+	cfg.page_size = o->page_size;
+	cfg.nframes = hit_frames_for(o);
+	cfg.log = tool_bp_log;
 	rc = bp_open(&d->pool, &cfg);
 	if (rc != 0) {
 		fprintf(stderr, HIT_PROG ": bp_open(%s, %" PRIu32 " frames): %s\n", path, cfg.nframes,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit_int.h - the internal interface of bpbench hit, shared by its files.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit_opts.c - bpbench hit's options, usage text, and the pool size
  * derived from them.

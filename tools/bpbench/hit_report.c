@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit_report.c - bpbench hit's reports: the config line, the table of
  * cells, one JSON line per cell, the pool's counters.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * hit_run.c - bpbench hit's access modes (the table of rows) and one
  * cell: its workers, started together, stopped by a flag, timed.

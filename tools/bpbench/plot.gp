@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # plot.gp - draws `bpbench tiotest --plot OUT.png` (tools/bpbench/tiotest_plot.c).
 #
 # bpbench runs:  gnuplot -e "datafile='OUT.png.dat'; outfile='OUT.png';

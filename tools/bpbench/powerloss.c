@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * powerloss.c - bpbench crashtest --power-loss: rounds of a traced durable
  * store's writer ended by SIGKILL (or a clean close, or an injected fsync

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * powerloss_check.c - one cut state of bpbench crashtest --power-loss:
  * open the store a power failure left (kv_open recovers it), check the

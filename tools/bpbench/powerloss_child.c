@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * powerloss_child.c - a round's child of bpbench crashtest --power-loss:
  * the durable write workload on a store whose I/O is traced, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * powerloss_int.h - the internal interface of bpbench crashtest
  * --power-loss, shared by its files.

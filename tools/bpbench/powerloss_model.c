@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * powerloss_model.c - the power-loss test's model of a file system: fed
  * the trace's events in order, it writes at any point the files a power

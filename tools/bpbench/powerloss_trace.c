@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * powerloss_trace.c - the power-loss test's trace: the recorder a child's
  * store reports its I/O to (bp_io_trace_fn), and the reader.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest.c - bpbench tiotest: the tiotest-style run of the workload
  * driver, its main.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest.h - the tiotest-style run of the workload driver (bpbench tiotest).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest_int.h - the internal interface of bpbench tiotest, shared by its
  * files.

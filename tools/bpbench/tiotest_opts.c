@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest_opts.c - bpbench tiotest's options, usage text, and the sizes of
  * a run derived from them (frames, pages per thread, random operations).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest_plot.c - bpbench tiotest --plot: the run at several thread
  * counts, a data file, and gnuplot drawing CPU and spurious wakeups per MB

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest_report.c - bpbench tiotest's reports: the tiotest tables, the
  * cost and ratio tables, the claim check, the JSON lines and --plot's

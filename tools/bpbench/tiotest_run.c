@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * tiotest_run.c - bpbench tiotest's workload: one pool, its workers and the
  * four phases under one wait policy, measured.
@@ -308,7 +309,9 @@ static int run_phase(struct tio_run *run, enum tio_item it, struct tio_result *r
 	uint64_t t1 = util_now_ns();
 	struct cpu_usage u1 = cpu_usage_now();
 
+
 	struct bp_stats st;
+	bp_stats_init(&st);
 	rc = bp_stats_get(run->pool, &st);
 	if (rc != 0)
 		return rc;
@@ -366,18 +369,18 @@ static int run_policy(const struct tio_options *opt, const char *path,
 	if (rc != 0)
 		return rc;
 
-	struct bp_config cfg = {
-		.path = path,
-		.flags = opt->direct ? BP_OPEN_DIRECT : 0,
-		.page_size = opt->page_size,
-		.nframes = tio_frames_for(opt, threads),
-		.io_threads = opt->io_threads,
-		.io_engine = opt->io_engine,
-		.read_path = opt->read_path,
-		.io_latency_us = opt->latency_us,
-		.fwait = { .nbuckets = opt->buckets, .policy = policy },
-		.log = tool_bp_log,
-	};
+	struct bp_config cfg;
+	bp_config_init(&cfg);
+	cfg.path = path;
+	cfg.flags = opt->direct ? BP_OPEN_DIRECT : 0;
+	cfg.page_size = opt->page_size;
+	cfg.nframes = tio_frames_for(opt, threads);
+	cfg.io_threads = opt->io_threads;
+	cfg.io_engine = opt->io_engine;
+	cfg.read_path = opt->read_path;
+	cfg.io_latency_us = opt->latency_us;
+	cfg.fwait = (struct fwait_config){ .nbuckets = opt->buckets, .policy = policy };
+	cfg.log = tool_bp_log;
 	if (opt->readahead == 0)
 		cfg.flags |= BP_OPEN_NO_READAHEAD;
 	else if (opt->readahead > 0)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb.c - bpbench ycsb: the YCSB core workloads A-F on the kv store.
  *

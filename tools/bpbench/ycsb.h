@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb.h - the YCSB core workloads A-F on the kv store (bpbench ycsb).
  *

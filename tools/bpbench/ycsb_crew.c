@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_crew.c - the YCSB workers' loops and the monitor (see ycsb_crew.h).
  *

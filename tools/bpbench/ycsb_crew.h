@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_crew.h - the YCSB workers and their phase clock: N threads that
  * load the records, then run the mix for an op count or a duration,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_emit.c - the report lines both YCSB tools print (see ycsb_emit.h).
  *

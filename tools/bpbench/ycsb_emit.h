@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_emit.h - the report lines bpbench ycsb and ycsb-ref print alike:
  * the title, the load, the latency table, the CPU cost per op, and the

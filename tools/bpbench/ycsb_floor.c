@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_floor.c - bpbench ycsb --no-pool: the run again on the store's
  * tree copied to plain memory, the floor the pool's cost is a ratio to.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_int.h - the internal interface of bpbench ycsb, shared by its files.
  *

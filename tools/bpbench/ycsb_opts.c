@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_opts.c - bpbench ycsb's workloads A-F, options and usage text.
  *

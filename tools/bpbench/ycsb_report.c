@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_report.c - bpbench ycsb's reports: the configuration, the load and
  * the run (throughput, latency percentiles, CPU and context switches per
@@ -301,6 +302,7 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 {
 	struct util_hist all = {0}, per[OP_COUNT] = {{0}};
 	struct bp_stats s;
+	bp_stats_init(&s);
 	bp_stats_get(R->pool, &s);
 	ycsb_crew_latency(&R->crew, per, &all);
 	uint64_t ops = all.count;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_run.c - bpbench ycsb's measured run: the operations on the store
  * and what its monitor adds (progress, the stats file, signals).
@@ -181,6 +182,7 @@ static void progress(void *arg, const char *phase, double t, uint64_t ops, doubl
 {
 	struct ycsb_run *R = arg;
 	struct bp_stats s;
+	bp_stats_init(&s);
 	bp_stats_get(R->pool, &s);
 	double hit = ycsb_hit_ratio(&s);
 	if (R->tty)

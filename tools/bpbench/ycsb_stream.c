@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_stream.c - the YCSB operation stream (see ycsb_stream.h): the
  * operation table, the mix table, the operation choice, the value codec.

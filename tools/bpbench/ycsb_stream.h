@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_stream.h - the YCSB operation stream: the operations' table, the
  * workloads' mix table, the choice of each operation, and the value codec.

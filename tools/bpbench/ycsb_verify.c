@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ycsb_verify.c - bpbench ycsb --verify: after the run, every record reads
  * back with the last version written and the tree is well formed.

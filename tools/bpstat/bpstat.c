@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bpstat.c - show a running pool's statistics from another process, like
  * `vmstat 1`.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * statsfile.c - publish and read a pool's statistics through a shared
  * mapping (see statsfile.h for the layout and the seqlock protocol).
@@ -44,6 +45,7 @@ static void snapshot(struct bpstat_publisher *p, uint64_t ops)
 	struct bpstat_shared *s = p->map;
 	struct bp_frame_info hot[BPSTAT_TOP_N];
 	int n = bp_frames_hottest(p->pool, hot, BPSTAT_TOP_N);
+	bp_stats_init(&s->stats);
 	bp_stats_get(p->pool, &s->stats);
 	s->nhot = n > 0 ? (uint32_t)n : 0;
 	for (uint32_t i = 0; i < s->nhot; i++)

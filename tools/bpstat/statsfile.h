@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * statsfile.h - a running pool's statistics in a small shared-memory file,
  * written by bpbench and read by bpstat from another process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_opt.c - the tools' wait-policy options from fwait's policy table
  * (see policy_opt.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * policy_opt.h - the tools' wait-policy options, generated from fwait's
  * policy table.

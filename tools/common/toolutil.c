@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * toolutil.c - the pools' log callback, shared by the tools (see
  * toolutil.h).

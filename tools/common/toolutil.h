@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * toolutil.h - what every tool shares and util/ does not have: the log
  * callback the tools give their pools.

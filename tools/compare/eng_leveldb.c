@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * eng_leveldb.c - ycsb-ref's LevelDB engine (struct ref_engine), on its C
  * API (leveldb/c.h).

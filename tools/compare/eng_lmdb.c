@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * eng_lmdb.c - ycsb-ref's LMDB engine (struct ref_engine).
  *

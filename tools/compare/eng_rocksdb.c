@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * eng_rocksdb.c - ycsb-ref's RocksDB engine (struct ref_engine), on its C
  * API (rocksdb/c.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * eng_wiredtiger.c - ycsb-ref's WiredTiger engine (struct ref_engine).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ref.h - the internal interface of ycsb-ref, bpbench ycsb's workloads on
  * the reference engines (WiredTiger, RocksDB, LevelDB, LMDB) of issue 33.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ref_engine.h - what ycsb-ref needs of an engine: open a store in a
  * directory with a cache size, a handle per thread, get and put of an

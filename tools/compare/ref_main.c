@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ref_main.c - ycsb-ref: bpbench ycsb's workloads A, B, C and F, with its
  * generator, keys, values and threads, on another engine (WiredTiger,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ref_opts.c - ycsb-ref's workloads, engines, options and usage text.
  *

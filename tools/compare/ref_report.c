@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ref_report.c - ycsb-ref's reports: the configuration, the load and the
  * run (throughput, latency percentiles, CPU and context switches per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * ref_run.c - ycsb-ref's measured phases: the operations on the engine,
  * the workers' sessions, and the crew that runs them.

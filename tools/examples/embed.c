@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * embed.c - the smallest complete program embedding bufpool: create a page,
  * write it, make it durable, close; reopen, read it back, compare, close.
@@ -47,12 +48,12 @@ int main(int argc, char **argv)
 		snprintf(tmp, sizeof(tmp), "%s/pages", dir);
 		path = tmp;
 	}
-	struct bp_config cfg = {              /* every 0 is a default */
-		.path = path,
-		.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE, /* start empty */
-		.nframes = 64,                /* 64 frames of 4 KiB pages */
-		.log = log_to_stderr,
-	};
+	struct bp_config cfg;
+	bp_config_init(&cfg);                 /* every 0 is a default */
+	cfg.path = path;
+	cfg.flags = BP_OPEN_CREATE | BP_OPEN_TRUNCATE; /* start empty */
+	cfg.nframes = 64;                     /* 64 frames of 4 KiB pages */
+	cfg.log = log_to_stderr;
 	struct bp_pool *pool;
 	CHECK(bp_open(&pool, &cfg));
 

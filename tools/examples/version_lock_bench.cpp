@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * version_lock_bench.cpp - fwait::hybrid_latch (fwait.hpp, on
  * fwait_hlatch_*) against the same kind of 64-bit lock word waited for by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * herd.c - fwait-herd: the thundering-herd microbenchmark of the wait table.
  *

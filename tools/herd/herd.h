@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * herd.h - the herd microbenchmark's internal interface.
  *

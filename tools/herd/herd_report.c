@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * herd_report.c - fwait-herd's report: the header, one row per variant,
  * then the wait-and-fairness table, the CPU ratios and the memory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * herd_run.c - runs one herd variant and measures it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv.c - a B+-tree key-value store on bufpool pages (see kv.h): lookups,
  * scans, inserts with splits, commits and checkpoints.  The page layout is

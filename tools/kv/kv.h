@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv.h - a small embedded key-value store: a B+-tree on bufpool pages.
  *
@@ -70,8 +71,8 @@ struct kv_config {
 	bool truncate;           /* start from an empty store */
 	uint32_t value_size;     /* 8..KV_VALUE_SIZE_MAX; 0 = 100 (or the file's) */
 	struct bp_config pool;   /* nframes, page_size, policy, io_latency_us...;
-				  * path, the create/truncate flags and
-				  * flush_log are set by kv_open; pool.log gets
+				  * size, path, the create/truncate flags
+				  * and flush_log are set by kv_open; pool.log gets
 				  * the store's own messages too (NULL: silent) */
 	/* Durability (see above).  A store with a control file (<path>.ctl)
 	 * is always recovered at kv_open, durable or not, so that a crashed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_check.c - the structure check of the kv store (kv_check, see kv.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_check_cmd.c - bpbench check: kv_check on an existing store file.
  *

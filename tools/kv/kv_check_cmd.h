@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_check_cmd.h - the store's check as a command (bpbench check).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_log.c - the kv store's redo log: records, group commit, the control
  * file, replay (see kv_log.h for positions and the protocol).

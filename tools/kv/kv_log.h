@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_log.h - the kv store's redo log (internal to tools/kv).
  *

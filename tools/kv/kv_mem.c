@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_mem.c - the store's tree copied to plain memory, and kv_get on the
  * copy (see kv_mem.h).

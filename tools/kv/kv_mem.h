@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_mem.h - a read-only copy of a kv store in plain memory, searched by
  * the store's own node code with no pool: the physical floor that

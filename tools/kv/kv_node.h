@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_node.h - the on-page layout of the kv store's B+-tree (internal to
  * the store: kv.c, kv_check.c, kv_mem.c).

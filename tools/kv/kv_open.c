@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_open.c - open (format or load, with recovery first) and close of the
  * kv store.
@@ -180,6 +181,9 @@ int kv_open(struct kv_store **out, const struct kv_config *cfg)
 		rc = logged ? -EINVAL : bp_file_open(&kv->file, kv->pool, cfg->path, oflags);
 	} else {
 		struct bp_config pc = cfg->pool;
+		/* kv_config stays zero-initialised (kv.h): kv and bufpool are
+		 * one build, so the size is this one's. */
+		pc.size = sizeof pc;
 		pc.path = cfg->path;
 		pc.flags |= oflags;
 		pc.flush_log = flush_log;

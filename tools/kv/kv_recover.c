@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * kv_recover.c - redo: apply one logged part to its page (kv_open runs
  * kv_log_replay with it).

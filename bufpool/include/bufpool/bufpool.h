@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bufpool.h - a database buffer manager whose frames wait through fwait
  * (public API).
@@ -80,11 +81,21 @@
 #ifndef BUFPOOL_BUFPOOL_H
 #define BUFPOOL_BUFPOOL_H
 
+/* The version of this header, as fwait.h's (the project's version: the two
+ * libraries are released together, so BP_VERSION == FWAIT_VERSION):
+ * major * 10000 + minor * 100 + patch.  Which versions share an ABI:
+ * docs/abi.md. */
+#define BP_VERSION_MAJOR 0
+#define BP_VERSION_MINOR 2
+#define BP_VERSION_PATCH 0
+#define BP_VERSION (BP_VERSION_MAJOR * 10000 + BP_VERSION_MINOR * 100 + BP_VERSION_PATCH)
+
 #ifndef __cplusplus
 #include <stdbool.h>
 #endif
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 /* Also C++: the C/C++ notes and the word type are fwait.h's. */
@@ -97,6 +108,10 @@ extern "C" {
 /* The library is built with hidden visibility; everything declared here is
  * its exported API. */
 #pragma GCC visibility push(default)
+
+/* The version of the library the program runs on, as BP_VERSION (an int,
+ * for the reasons fwait_version gives).  Never fails. */
+int bp_version(void);
 
 /* ---- Sizes and defaults ---------------------------------------------------- */
 
@@ -211,8 +226,19 @@ enum bp_state_flag
 struct bp_io_trace_event;
 typedef int (*bp_io_trace_fn)(void *io_trace_arg, const struct bp_io_trace_event *ev);
 
-/* Zero-initialise and set what you need; every 0 means "default". */
+/* Fill with bp_config_init, then set what you need; every 0 means
+ * "default".
+ *
+ * size: the caller's sizeof(struct bp_config) (bp_config_init sets it), so
+ * that the struct can grow by fields appended at its end (docs/abi.md):
+ * bp_open reads the first size bytes only, and treats a field past them
+ * as 0 (its default: a program built against an older, shorter layout);
+ * a size larger than this library's struct is accepted only if every byte
+ * past the library's struct is 0 (a newer program that set no new field;
+ * else -E2BIG, as Linux's copy_struct_from_user); a size below
+ * BP_CONFIG_SIZE_VER0 (0: bp_config_init not called) is -EINVAL. */
 struct bp_config {
+	size_t size;                /* set by bp_config_init */
 	const char *path;           /* file of pages; required */
 	unsigned flags;             /* BP_OPEN_* */
 	uint32_t page_size;         /* power of two in [512, 65536]; 0 = 4096 */
@@ -254,7 +280,23 @@ struct bp_config {
 	void *io_trace_arg;
 	/* Who reads a missed page (enum bp_read_path; 0 = BP_READ_AUTO). */
 	unsigned read_path;
+	/* New fields go here, at the end, each with 0 as its default. */
 };
+
+/* The first published layout of struct bp_config: the fields through
+ * io_trace_arg (0.1's before its last addition, read_path), the smallest
+ * size bp_open accepts.  A layout a release adds gets the next VER. */
+#define BP_CONFIG_SIZE_VER0 offsetof(struct bp_config, read_path)
+
+/* Zero *cfg (every field its default) and set cfg->size to the size of
+ * the layout this program was compiled with.  Inline, not a library call:
+ * the size must be the program's sizeof, which the library cannot know.
+ * Cannot fail (cfg must point to a struct bp_config). */
+static inline void bp_config_init(struct bp_config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->size = sizeof *cfg;
+}
 
 /* bp_config.io_engine.  AUTO: io_uring where the build has it and the
  * kernel lets the pool set up a ring, else the thread pool; the
@@ -317,10 +359,14 @@ struct bp_pool;
 struct bp_frame; /* opaque; valid while pinned */
 
 /* Open (and with BP_OPEN_CREATE create) the file and build the pool.
- * *out is set only on success.  Errors: -EINVAL (NULL, no path, page size not
- * a power of two in range, bad fwait config, nframes < 2), -ENOMEM, or the
- * open/fstat errno (e.g. -ENOENT without BP_OPEN_CREATE).  Each -EINVAL for
- * a field of *cfg is explained to cfg->log (BP_LOG_ERROR). */
+ * *out is set only on success.  Errors: -EINVAL (NULL, cfg->size below
+ * BP_CONFIG_SIZE_VER0, no path, page size not a power of two in range, bad
+ * fwait config, nframes < 2), -E2BIG (cfg->size beyond this library's
+ * struct with a nonzero byte there: a field this library does not know),
+ * -ENOMEM, or the open/fstat errno (e.g. -ENOENT without BP_OPEN_CREATE).
+ * Each -EINVAL for a field of *cfg, and -E2BIG, is explained to cfg->log
+ * (BP_LOG_ERROR); a bad size below BP_CONFIG_SIZE_VER0 is not (cfg->log
+ * may lie past what the caller has). */
 int bp_open(struct bp_pool **out, const struct bp_config *cfg);
 
 /* Write back every dirty page, wait for it, fsync, stop the threads, free
@@ -696,7 +742,12 @@ struct bp_wait_hist {
 	uint64_t ns_hist[FWAIT_HIST_BUCKETS]; /* log2 buckets, as fwait_stats */
 };
 
+/* Set size before bp_stats_get (bp_stats_init does): the struct grows
+ * as bp_config does (docs/abi.md), and bp_stats_get writes only the
+ * caller's size bytes. */
 struct bp_stats {
+	size_t size;              /* set by bp_stats_init; bp_stats_get sets
+				   * it to the bytes it filled */
 	/* configuration */
 	uint32_t page_size;
 	uint32_t nframes;
@@ -759,10 +810,26 @@ struct bp_stats {
 				   * blocked, sent to the engine (read_ios) */
 	struct bp_wait_hist inline_read; /* duration of each inline read (the
 					  * faulting thread's own, not a wait) */
+	/* New fields go here, at the end. */
 };
 
+/* The first published layout of struct bp_stats: the fields through fwait
+ * (those before inline_reads was added), the smallest size accepted. */
+#define BP_STATS_SIZE_VER0 offsetof(struct bp_stats, inline_reads)
+
+/* Zero *s and set s->size to this program's sizeof, as bp_config_init. */
+static inline void bp_stats_init(struct bp_stats *s)
+{
+	memset(s, 0, sizeof *s);
+	s->size = sizeof *s;
+}
+
 /* Fill *out (a consistent-enough snapshot: counters are read one by one,
- * relaxed, and order nothing).  -EINVAL for NULL. */
+ * relaxed, and order nothing), its first out->size bytes only: fields this
+ * library does not know (a newer program's) are set to 0, and out->size
+ * to the bytes the library filled, min(out->size, its own struct's).
+ * -EINVAL for NULL or out->size below BP_STATS_SIZE_VER0 (0: bp_stats_init
+ * not called); nothing is written then. */
 int bp_stats_get(struct bp_pool *pool, struct bp_stats *out);
 /* Zero the counters and histograms (and the fwait table's stats and the
  * per-frame wait times). */
@@ -778,8 +845,11 @@ enum bp_stats_format { BP_STATS_TABLE = 0, BP_STATS_JSON, BP_STATS_JSON_COMPACT 
 typedef int bp_write_cb(void *arg, const char *text);
 /* One walk of *s through one emitter with three back-ends (as jemalloc's
  * malloc_stats_print with its write_cb): every format shows the same
- * items.  0, -EINVAL (NULL s or write, bad format), or write's error.
- * Reads only *s: no lock, no ordering with the pool. */
+ * items.  0, -EINVAL (NULL s or write, bad format, s->size below
+ * BP_STATS_SIZE_VER0), -E2BIG (s->size past this library's struct with a
+ * nonzero byte there), or write's error.  Reads only the first s->size
+ * bytes of *s (a field past them shows as 0): no lock, no ordering with
+ * the pool. */
 int bp_stats_print(const struct bp_stats *s, bp_write_cb *write, void *arg,
 		   enum bp_stats_format fmt);
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * bufpool.hpp - C++ RAII helpers over bufpool.h (C++11 and later).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwait.h - filtered, hashed, wake-one wait table (public API).
  *
@@ -77,6 +78,18 @@
  */
 #ifndef FWAIT_FWAIT_H
 #define FWAIT_FWAIT_H
+
+/* The version of this header, which is the project's (meson.build's
+ * project version; tests/abi checks that they agree).  FWAIT_VERSION is one
+ * integer, major * 10000 + minor * 100 + patch, for #if tests.  Which
+ * versions share an ABI is docs/abi.md's policy: before 1.0 a minor
+ * release may break it, after 1.0 only a major; a break changes the
+ * soname (libfwait.so.1 for 0.2). */
+#define FWAIT_VERSION_MAJOR 0
+#define FWAIT_VERSION_MINOR 2
+#define FWAIT_VERSION_PATCH 0
+#define FWAIT_VERSION \
+	(FWAIT_VERSION_MAJOR * 10000 + FWAIT_VERSION_MINOR * 100 + FWAIT_VERSION_PATCH)
 
 #include <stddef.h>
 #include <stdint.h>
@@ -163,6 +176,15 @@ extern "C" {
 /* The library is built with hidden visibility; everything declared here is
  * its exported API. */
 #pragma GCC visibility push(default)
+
+/* The version of the library the program runs on, as FWAIT_VERSION
+ * (major * 10000 + minor * 100 + patch): it may be newer than the header
+ * the program was built with (the soname keeps it ABI-compatible).  An
+ * int, not a string, so that a program checks what it needs without
+ * parsing, e.g. fwait_version() >= FWAIT_VERSION for "at least the release
+ * I was built against"; printing it is the caller's ("%d.%d.%d",
+ * v / 10000, v / 100 % 100, v % 100).  Never fails. */
+int fwait_version(void);
 
 /* Bit 31 of every word used with fwait_bit_* is fwait's: "someone may be
  * waiting on a bit of this word".  Callers must not set or clear it. */

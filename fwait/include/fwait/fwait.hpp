@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fwait.hpp - C++ helpers over fwait.h (C++11 and later).
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tests/consumer/pkgconfig/link.sh RECIPE OUTDIR - build
 # tests/consumer/consumer.c (it includes <fwait/fwait.h> and
 # <bufpool/bufpool.h> and calls both libraries) with one of the pkg-config
