@@ -9,7 +9,10 @@
 #       consumer (cc) and the C++ one (g++ -std=c++17) are built with
 #       `pkg-config --cflags --libs bufpool` (shared: the consumer binary
 #       does not get libjemalloc as NEEDED, and its malloc stays libc's)
-#       and with `--static` (cc -static), and run.  Before the install,
+#       and with `--static` (cc -static), and run; libbufpool.so's
+#       RUNPATH is $ORIGIN, and a program needing only libbufpool.so
+#       (consumer.c with -DCONSUMER_POOL_ONLY, --as-needed) starts with
+#       its rpath alone (no LD_LIBRARY_PATH).  Before the install,
 #       tests/consumer/pkgconfig/link.sh builds consumer.c from the build
 #       tree (PKG_CONFIG_PATH=BUILD/meson-uninstalled) with each recipe:
 #       shared, the archives picked with -Wl,-Bstatic, fully static; after
@@ -116,6 +119,23 @@ for exe in c-shared cxx-shared; do
 	if grep -q jemalloc <<<"$malloc_from"; then fail "$exe: jemalloc became the process's malloc"; fi
 	"./$exe"
 done
+
+step "RUNPATH: libbufpool.so finds libfwait.so itself, from any prefix"
+# (bufpool/meson.build, install_rpath.)  The program needs libbufpool.so
+# alone (--as-needed, no fwait_* call), so its own rpath, a DT_RUNPATH,
+# does not apply to libfwait.so.0: only libbufpool.so's RUNPATH finds it.
+runpath=$(readelf -d "$prefix/lib/libbufpool.so" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+echo "libbufpool.so RUNPATH: ${runpath:-(none)}"
+# shellcheck disable=SC2016
+[ "$runpath" = '$ORIGIN' ] || fail "libbufpool.so's RUNPATH is '$runpath', expected \$ORIGIN"
+# shellcheck disable=SC2086
+$CC -std=c11 -Wall -Wextra -Werror -DCONSUMER_POOL_ONLY $cflags "$here/tests/consumer/consumer.c" \
+	-o c-pool-only -Wl,--as-needed $libs $rpath
+needed=$(readelf -d c-pool-only | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
+echo "c-pool-only NEEDED: $needed"
+grep -q 'libbufpool\.so' <<<"$needed" || fail "c-pool-only does not need libbufpool.so"
+if grep -q 'libfwait\.so' <<<"$needed"; then fail "c-pool-only needs libfwait.so itself"; fi
+env -u LD_LIBRARY_PATH ./c-pool-only || fail "c-pool-only did not start with its rpath alone"
 
 step "static link: $CC -static and $CXX -static with pkg-config --static --cflags --libs bufpool"
 # shellcheck disable=SC2086
