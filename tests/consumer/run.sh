@@ -4,8 +4,11 @@
 #
 #   (a) install: configure with -Dtools=disabled -Dtests=disabled
 #       -Ddefault_library=both, install into a temporary prefix; the include
-#       directory holds only the public headers (fwait/, bufpool/);
-#       `pkg-config --print-requires bufpool` does not list jemalloc; the C
+#       directory holds only the public headers (fwait/, bufpool/); from
+#       here pkg-config sees only the prefix's .pc files
+#       (PKG_CONFIG_LIBDIR), as on a machine without jemalloc's and
+#       liburing's -dev packages: bufpool's Requires and Requires.private
+#       list neither, --static --libs has their -l flags; the C
 #       consumer (cc) and the C++ one (g++ -std=c++17) are built with
 #       `pkg-config --cflags --libs bufpool` (shared: the consumer binary
 #       does not get libjemalloc as NEEDED, and its malloc stays libc's)
@@ -78,23 +81,38 @@ actual=$(cd "$prefix/include" && find . -type f -o -type l | sort)
 [ ! -e "$prefix/bin" ] || fail "something was installed in bin/: $(ls "$prefix/bin")"
 echo "include/: only the public headers ($(echo $actual))"
 
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# pkg-config sees the prefix's .pc files and nothing else (PKG_CONFIG_LIBDIR
+# replaces the system folders): a consumer without jemalloc.pc or
+# liburing.pc (no libjemalloc-dev, liburing-dev) must get every answer
+# below; jemalloc and liburing are only in bufpool.pc's Libs.private.
+export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig PKG_CONFIG_PATH=
+for q in "--cflags --libs" "--static --cflags --libs"; do
+	# shellcheck disable=SC2086
+	pkg-config $q bufpool >/dev/null ||
+		fail "pkg-config $q bufpool fails without jemalloc.pc and liburing.pc"
+done
 requires=$(pkg-config --print-requires bufpool)
 requires_private=$(pkg-config --print-requires-private bufpool)
 echo "pkg-config --print-requires bufpool:         " $requires
 echo "pkg-config --print-requires-private bufpool: " $requires_private
 echo "pkg-config --libs bufpool:                   " $(pkg-config --libs bufpool)
 echo "pkg-config --static --libs bufpool:          " $(pkg-config --static --libs bufpool)
-if grep -qw jemalloc <<<"$requires"; then fail "bufpool.pc lists jemalloc in Requires"; fi
-if grep -qw -- -ljemalloc <<<"$(pkg-config --libs bufpool)"; then
-	fail "pkg-config --libs bufpool puts -ljemalloc on a shared link"
+if grep -Eqw 'jemalloc|liburing' <<<"$requires $requires_private"; then
+	fail "bufpool.pc lists jemalloc or liburing in Requires or Requires.private"
 fi
+if grep -Eqw -- '-ljemalloc|-luring' <<<"$(pkg-config --libs bufpool)"; then
+	fail "pkg-config --libs bufpool puts -ljemalloc or -luring on a shared link"
+fi
+# What libbufpool.so was linked with, the archive's static link needs.
+lib_needed=$(readelf -d "$prefix/lib/libbufpool.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
 with_jemalloc=0
-if grep -qw jemalloc <<<"$requires_private"; then
-	with_jemalloc=1
-	grep -qw -- -ljemalloc <<<"$(pkg-config --static --libs bufpool)" ||
-		fail "pkg-config --static --libs bufpool lacks -ljemalloc"
-fi
+for l in jemalloc uring; do
+	if grep -q "^lib$l\.so" <<<"$lib_needed"; then
+		[ $l = jemalloc ] && with_jemalloc=1
+		grep -qw -- "-l$l" <<<"$(pkg-config --static --libs bufpool)" ||
+			fail "pkg-config --static --libs bufpool lacks -l$l"
+	fi
+done
 
 cflags=$(pkg-config --cflags bufpool)
 libs=$(pkg-config --libs bufpool)
@@ -156,7 +174,7 @@ done
 
 step "the archives picked, libc shared: link.sh archives"
 CC=$CC bash "$link_sh" archives "$tmp/installed" || fail "link.sh archives from the install"
-unset PKG_CONFIG_PATH
+unset PKG_CONFIG_PATH PKG_CONFIG_LIBDIR
 
 # ---- (b) as a Meson subproject under another folder name -------------------
 step "Meson subproject: subprojects/fb-lib + fwait-bufpool.wrap, default_library=static"
