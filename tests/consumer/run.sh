@@ -25,7 +25,8 @@
 #       fwait-bufpool.wrap's [provide] section, default_library=static:
 #       `meson test --list` shows only the consumer's two tests, no tool
 #       target is configured or built, `meson install` installs only the
-#       libraries, headers and pkg-config files, and the tests pass.
+#       libraries, headers, pkg-config files and CMake packages, and the
+#       tests pass.
 #
 # The copy is of the files git tracks plus untracked ones it does not ignore,
 # as they are in the working tree.  CC (default cc) and CXX (default g++)
@@ -222,8 +223,8 @@ done
 meson install -C "$cons/build" --destdir "$tmp/destdir" --quiet >/dev/null
 installed=$(cd "$tmp/destdir" && find . -type f -o -type l | sort)
 echo "meson install of the consumer:"; echo "$installed" | sed 's/^/  /'
-if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$' <<<"$installed" | grep -q .; then
-	fail "the subproject installs more than its libraries, headers and pkg-config files"
+if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a|cmake/(fwait|bufpool)/(fwait|bufpool)Config(Version)?\.cmake)$' <<<"$installed" | grep -q .; then
+	fail "the subproject installs more than its libraries, headers, pkg-config files and CMake packages"
 fi
 
 meson test -C "$cons/build" --print-errorlogs
