@@ -10,8 +10,9 @@
  *
  * Built with -DCONSUMER_POOL_ONLY it calls bufpool alone (no fwait_*
  * call), so that a link with --as-needed leaves libfwait.so out of its
- * NEEDED entries: run.sh then checks that libbufpool.so finds libfwait.so
- * itself (its RUNPATH), the program's own rpath naming only the prefix.
+ * NEEDED entries: it then starts only if libbufpool.so finds libfwait.so
+ * itself (its RUNPATH), the program's own rpath naming only the prefix
+ * (tests/consumer/cmake, consumer-pool-only).
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <errno.h>

@@ -13,9 +13,7 @@
 #       `pkg-config --cflags --libs bufpool` (shared: the consumer binary
 #       does not get libjemalloc as NEEDED, and its malloc stays libc's)
 #       and with `--static` (cc -static), and run; libbufpool.so's
-#       RUNPATH is $ORIGIN, and a program needing only libbufpool.so
-#       (consumer.c with -DCONSUMER_POOL_ONLY, --as-needed) starts with
-#       its rpath alone (no LD_LIBRARY_PATH).  Before the install,
+#       RUNPATH is $ORIGIN.  Before the install,
 #       tests/consumer/pkgconfig/link.sh builds consumer.c from the build
 #       tree (PKG_CONFIG_PATH=BUILD/meson-uninstalled) with each recipe:
 #       shared, the archives picked with -Wl,-Bstatic, fully static; after
@@ -27,11 +25,22 @@
 #       target is configured or built, `meson install` installs only the
 #       libraries, headers, pkg-config files and CMake packages, and the
 #       tests pass.
+#   (c) CMake: tests/consumer/cmake/CMakeLists.txt, find_package(bufpool)
+#       with CMAKE_PREFIX_PATH alone, against (a)'s prefix (shared and
+#       archives) and (b)'s install (archives only, a multiarch libdir,
+#       under a DESTDIR: the package finds its prefix from its own place).
+#       Against (a): the program linked with bufpool::bufpool needs
+#       libbufpool.so and libfwait.so and starts with its rpath alone (no
+#       LD_LIBRARY_PATH), as does the pool-only one (--as-needed: needs
+#       libbufpool.so alone); the one linked with bufpool::bufpool_static
+#       needs neither library.  Against (b): bufpool::bufpool is the
+#       archive, so neither program needs them.  All run.
 #
 # The copy is of the files git tracks plus untracked ones it does not ignore,
 # as they are in the working tree.  CC (default cc) and CXX (default g++)
-# choose the compilers of (a).  Needs what scripts/setup.sh installs (run
-# after it, as .ci/run does).  Takes well under a minute on 2 cores.
+# choose the compilers of (a) and (c).  Needs what scripts/setup.sh installs
+# (cmake among them; run after it, as .ci/run does).  Takes well under a
+# minute on 2 cores.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 CC=${CC:-cc}
@@ -40,6 +49,7 @@ tmp=$(mktemp -d /tmp/fb-consumer.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 step() { echo; echo "--- consumer: $*"; }
 fail() { echo "consumer: FAIL: $*" >&2; exit 1; }
+needed_of() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
 
 # The libraries the dynamic linker binds malloc to, running $1.
 malloc_provider() {
@@ -92,6 +102,7 @@ for q in "--cflags --libs" "--static --cflags --libs"; do
 	pkg-config $q bufpool >/dev/null ||
 		fail "pkg-config $q bufpool fails without jemalloc.pc and liburing.pc"
 done
+version=$(pkg-config --modversion bufpool)
 requires=$(pkg-config --print-requires bufpool)
 requires_private=$(pkg-config --print-requires-private bufpool)
 echo "pkg-config --print-requires bufpool:         " $requires
@@ -140,21 +151,12 @@ for exe in c-shared cxx-shared; do
 done
 
 step "RUNPATH: libbufpool.so finds libfwait.so itself, from any prefix"
-# (bufpool/meson.build, install_rpath.)  The program needs libbufpool.so
-# alone (--as-needed, no fwait_* call), so its own rpath, a DT_RUNPATH,
-# does not apply to libfwait.so.0: only libbufpool.so's RUNPATH finds it.
+# (bufpool/meson.build, install_rpath; (c)'s consumer-pool-only shows a
+# program that needs libbufpool.so alone starting with its rpath alone.)
 runpath=$(readelf -d "$prefix/lib/libbufpool.so" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
 echo "libbufpool.so RUNPATH: ${runpath:-(none)}"
 # shellcheck disable=SC2016
 [ "$runpath" = '$ORIGIN' ] || fail "libbufpool.so's RUNPATH is '$runpath', expected \$ORIGIN"
-# shellcheck disable=SC2086
-$CC -std=c11 -Wall -Wextra -Werror -DCONSUMER_POOL_ONLY $cflags "$here/tests/consumer/consumer.c" \
-	-o c-pool-only -Wl,--as-needed $libs $rpath
-needed=$(readelf -d c-pool-only | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' ')
-echo "c-pool-only NEEDED: $needed"
-grep -q 'libbufpool\.so' <<<"$needed" || fail "c-pool-only does not need libbufpool.so"
-if grep -q 'libfwait\.so' <<<"$needed"; then fail "c-pool-only needs libfwait.so itself"; fi
-env -u LD_LIBRARY_PATH ./c-pool-only || fail "c-pool-only did not start with its rpath alone"
 
 step "static link: $CC -static and $CXX -static with pkg-config --static --cflags --libs bufpool"
 # shellcheck disable=SC2086
@@ -228,4 +230,55 @@ if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(f
 fi
 
 meson test -C "$cons/build" --print-errorlogs
+
+# ---- (c) CMake: find_package(bufpool) -------------------------------------
+# cmake_consumer PREFIX BUILDDIR: configure tests/consumer/cmake against
+# PREFIX and build it (CMakeLists.txt checks find_package's answers).
+cmake_consumer() {
+	CC=$CC cmake -S "$here/tests/consumer/cmake" -B "$2" -G Ninja \
+		-DCMAKE_PREFIX_PATH="$1" -DFB_VERSION="$version" >"$2.configure.log" 2>&1 ||
+		{ cat "$2.configure.log"; fail "cmake could not configure tests/consumer/cmake against $1"; }
+	grep -- '-- bufpool ' "$2.configure.log"
+	ninja -C "$2" >"$2.build.log" 2>&1 ||
+		{ cat "$2.build.log"; fail "building tests/consumer/cmake against $1"; }
+}
+# run_alone EXE: run it with no LD_LIBRARY_PATH (its rpath alone).
+run_alone() { env -u LD_LIBRARY_PATH "$1" || fail "$(basename "$1") did not run with its rpath alone"; }
+
+step "CMake: find_package(bufpool) from (a)'s prefix: bufpool::bufpool (shared), bufpool::bufpool_static"
+cb=$tmp/cmake-both
+cmake_consumer "$prefix" "$cb"
+for exe in consumer-default consumer-pool-only consumer-static; do
+	needed=$(needed_of "$cb/$exe")
+	echo "$exe NEEDED: $needed"
+	case $exe in
+	consumer-default)
+		grep -q 'libbufpool\.so' <<<"$needed" && grep -q 'libfwait\.so' <<<"$needed" ||
+			fail "$exe does not need libbufpool.so and libfwait.so" ;;
+	consumer-pool-only)
+		grep -q 'libbufpool\.so' <<<"$needed" || fail "$exe does not need libbufpool.so"
+		if grep -q 'libfwait\.so' <<<"$needed"; then fail "$exe needs libfwait.so itself"; fi ;;
+	consumer-static)
+		if grep -Eq 'lib(bufpool|fwait)\.so' <<<"$needed"; then
+			fail "$exe needs a shared libbufpool or libfwait"
+		fi ;;
+	esac
+	run_alone "$cb/$exe"
+done
+
+step "CMake: find_package(bufpool) from (b)'s install (archives only, under DESTDIR)"
+cons_prefix=$(meson introspect --buildoptions "$cons/build" |
+	python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+cs=$tmp/cmake-static
+cmake_consumer "$tmp/destdir$cons_prefix" "$cs"
+grep -q 'bufpool::bufpool is INTERFACE_LIBRARY' "$cs.configure.log" ||
+	fail "bufpool::bufpool is not the archive's interface target"
+for exe in consumer-default consumer-static; do
+	needed=$(needed_of "$cs/$exe")
+	echo "$exe NEEDED: $needed"
+	if grep -Eq 'lib(bufpool|fwait)\.so' <<<"$needed"; then
+		fail "$exe needs a shared libbufpool or libfwait"
+	fi
+	run_alone "$cs/$exe"
+done
 step "ok"
