@@ -116,10 +116,10 @@ if grep -Eqw -- '-ljemalloc|-luring' <<<"$(pkg-config --libs bufpool)"; then
 	fail "pkg-config --libs bufpool puts -ljemalloc or -luring on a shared link"
 fi
 # What libbufpool.so was linked with, the archive's static link needs.
-lib_needed=$(readelf -d "$prefix/lib/libbufpool.so" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+lib_needed=$(needed_of "$prefix/lib/libbufpool.so")
 with_jemalloc=0
 for l in jemalloc uring; do
-	if grep -q "^lib$l\.so" <<<"$lib_needed"; then
+	if grep -Eq "(^| )lib$l\.so" <<<"$lib_needed"; then
 		[ $l = jemalloc ] && with_jemalloc=1
 		grep -qw -- "-l$l" <<<"$(pkg-config --static --libs bufpool)" ||
 			fail "pkg-config --static --libs bufpool lacks -l$l"
@@ -281,4 +281,5 @@ for exe in consumer-default consumer-static; do
 	fi
 	run_alone "$cs/$exe"
 done
+
 step "ok"
