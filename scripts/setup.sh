@@ -15,7 +15,8 @@ builddir=${1:-build}; shift || true
 # Build and test dependencies, Debian package names only.
 pkgs=(gcc g++ meson ninja-build pkg-config check libjemalloc-dev   # build (g++: C++ tests, consumer)
       liburing-dev                                                 # build: bufpool's io_uring engine
-      spin valgrind gnuplot-nox clang libclang-rt-14-dev)          # tests and tools
+      spin valgrind gnuplot-nox clang libclang-rt-14-dev           # tests and tools
+      cmake)                                                       # tests: tests/consumer/run.sh's CMake consumer
 read -r -a extra_pkgs <<< "${SETUP_EXTRA_PKGS:-}"
 pkgs+=("${extra_pkgs[@]}")
 missing=()

@@ -8,6 +8,12 @@
  * writes it, evicts it, reads it back from the file, closes the pool; then
  * locks and unlocks a bit of a word with fwait.  Exits non-zero, naming the
  * call, on the first unexpected result.
+ *
+ * Built with -DCONSUMER_POOL_ONLY it calls bufpool alone (no fwait_*
+ * call), so that a link with --as-needed leaves libfwait.so out of its
+ * NEEDED entries: it then starts only if libbufpool.so finds libfwait.so
+ * itself (its RUNPATH), the program's own rpath naming only the prefix
+ * (tests/consumer/cmake, consumer-pool-only).
  */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 #include <errno.h>
@@ -84,6 +90,7 @@ static int pool_check(const char *path)
 	return 0;
 }
 
+#ifndef CONSUMER_POOL_ONLY
 static int fwait_check(void)
 {
 	struct fwait_table *t = NULL;
@@ -101,6 +108,7 @@ static int fwait_check(void)
 	fwait_table_destroy(t);
 	return 0;
 }
+#endif
 
 int main(void)
 {
@@ -112,7 +120,9 @@ int main(void)
 	char path[sizeof(dir) + 16];
 	snprintf(path, sizeof(path), "%s/pages", dir);
 	pool_check(path);
+#ifndef CONSUMER_POOL_ONLY
 	fwait_check();
+#endif
 	unlink(path);
 	rmdir(dir);
 	if (failures) {

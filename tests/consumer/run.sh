@@ -5,12 +5,16 @@
 #
 #   (a) install: configure with -Dtools=disabled -Dtests=disabled
 #       -Ddefault_library=both, install into a temporary prefix; the include
-#       directory holds only the public headers (fwait/, bufpool/);
-#       `pkg-config --print-requires bufpool` does not list jemalloc; the C
+#       directory holds only the public headers (fwait/, bufpool/); from
+#       here pkg-config sees only the prefix's .pc files
+#       (PKG_CONFIG_LIBDIR), as on a machine without jemalloc's and
+#       liburing's -dev packages: bufpool's Requires and Requires.private
+#       list neither, --static --libs has their -l flags; the C
 #       consumer (cc) and the C++ one (g++ -std=c++17) are built with
 #       `pkg-config --cflags --libs bufpool` (shared: the consumer binary
 #       does not get libjemalloc as NEEDED, and its malloc stays libc's)
-#       and with `--static` (cc -static), and run.  Before the install,
+#       and with `--static` (cc -static), and run; libbufpool.so's
+#       RUNPATH is $ORIGIN.  Before the install,
 #       tests/consumer/pkgconfig/link.sh builds consumer.c from the build
 #       tree (PKG_CONFIG_PATH=BUILD/meson-uninstalled) with each recipe:
 #       shared, the archives picked with -Wl,-Bstatic, fully static; after
@@ -20,13 +24,24 @@
 #       fwait-bufpool.wrap's [provide] section, default_library=static:
 #       `meson test --list` shows only the consumer's two tests, no tool
 #       target is configured or built, `meson install` installs only the
-#       libraries, headers, pkg-config files and share/doc/fwait-bufpool's
-#       LICENSE and README.md, and the tests pass.
+#       libraries, headers, pkg-config files, CMake packages and
+#       share/doc/fwait-bufpool's LICENSE and README.md, and the tests pass.
+#   (c) CMake: tests/consumer/cmake/CMakeLists.txt, find_package(bufpool)
+#       with CMAKE_PREFIX_PATH alone, against (a)'s prefix (shared and
+#       archives) and (b)'s install (archives only, a multiarch libdir,
+#       under a DESTDIR: the package finds its prefix from its own place).
+#       Against (a): the program linked with bufpool::bufpool needs
+#       libbufpool.so and libfwait.so and starts with its rpath alone (no
+#       LD_LIBRARY_PATH), as does the pool-only one (--as-needed: needs
+#       libbufpool.so alone); the one linked with bufpool::bufpool_static
+#       needs neither library.  Against (b): bufpool::bufpool is the
+#       archive, so neither program needs them.  All run.
 #
 # The copy is of the files git tracks plus untracked ones it does not ignore,
 # as they are in the working tree.  CC (default cc) and CXX (default g++)
-# choose the compilers of (a).  Needs what scripts/setup.sh installs (run
-# after it, as .ci/run does).  Takes well under a minute on 2 cores.
+# choose the compilers of (a) and (c).  Needs what scripts/setup.sh installs
+# (cmake among them; run after it, as .ci/run does).  Takes well under a
+# minute on 2 cores.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 CC=${CC:-cc}
@@ -35,6 +50,7 @@ tmp=$(mktemp -d /tmp/fb-consumer.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 step() { echo; echo "--- consumer: $*"; }
 fail() { echo "consumer: FAIL: $*" >&2; exit 1; }
+needed_of() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
 
 # The libraries the dynamic linker binds malloc to, running $1.
 malloc_provider() {
@@ -80,23 +96,39 @@ for f in LICENSE README.md; do
 	cmp -s "$src/$f" "$prefix/share/doc/fwait-bufpool/$f" || fail "share/doc/fwait-bufpool/$f not installed"
 done
 
-export PKG_CONFIG_PATH=$prefix/lib/pkgconfig
+# pkg-config sees the prefix's .pc files and nothing else (PKG_CONFIG_LIBDIR
+# replaces the system folders): a consumer without jemalloc.pc or
+# liburing.pc (no libjemalloc-dev, liburing-dev) must get every answer
+# below; jemalloc and liburing are only in bufpool.pc's Libs.private.
+export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig PKG_CONFIG_PATH=
+for q in "--cflags --libs" "--static --cflags --libs"; do
+	# shellcheck disable=SC2086
+	pkg-config $q bufpool >/dev/null ||
+		fail "pkg-config $q bufpool fails without jemalloc.pc and liburing.pc"
+done
+version=$(pkg-config --modversion bufpool)
 requires=$(pkg-config --print-requires bufpool)
 requires_private=$(pkg-config --print-requires-private bufpool)
 echo "pkg-config --print-requires bufpool:         " $requires
 echo "pkg-config --print-requires-private bufpool: " $requires_private
 echo "pkg-config --libs bufpool:                   " $(pkg-config --libs bufpool)
 echo "pkg-config --static --libs bufpool:          " $(pkg-config --static --libs bufpool)
-if grep -qw jemalloc <<<"$requires"; then fail "bufpool.pc lists jemalloc in Requires"; fi
-if grep -qw -- -ljemalloc <<<"$(pkg-config --libs bufpool)"; then
-	fail "pkg-config --libs bufpool puts -ljemalloc on a shared link"
+if grep -Eqw 'jemalloc|liburing' <<<"$requires $requires_private"; then
+	fail "bufpool.pc lists jemalloc or liburing in Requires or Requires.private"
 fi
+if grep -Eqw -- '-ljemalloc|-luring' <<<"$(pkg-config --libs bufpool)"; then
+	fail "pkg-config --libs bufpool puts -ljemalloc or -luring on a shared link"
+fi
+# What libbufpool.so was linked with, the archive's static link needs.
+lib_needed=$(needed_of "$prefix/lib/libbufpool.so")
 with_jemalloc=0
-if grep -qw jemalloc <<<"$requires_private"; then
-	with_jemalloc=1
-	grep -qw -- -ljemalloc <<<"$(pkg-config --static --libs bufpool)" ||
-		fail "pkg-config --static --libs bufpool lacks -ljemalloc"
-fi
+for l in jemalloc uring; do
+	if grep -Eq "(^| )lib$l\.so" <<<"$lib_needed"; then
+		[ $l = jemalloc ] && with_jemalloc=1
+		grep -qw -- "-l$l" <<<"$(pkg-config --static --libs bufpool)" ||
+			fail "pkg-config --static --libs bufpool lacks -l$l"
+	fi
+done
 
 cflags=$(pkg-config --cflags bufpool)
 libs=$(pkg-config --libs bufpool)
@@ -122,6 +154,14 @@ for exe in c-shared cxx-shared; do
 	"./$exe"
 done
 
+step "RUNPATH: libbufpool.so finds libfwait.so itself, from any prefix"
+# (bufpool/meson.build, install_rpath; (c)'s consumer-pool-only shows a
+# program that needs libbufpool.so alone starting with its rpath alone.)
+runpath=$(readelf -d "$prefix/lib/libbufpool.so" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p')
+echo "libbufpool.so RUNPATH: ${runpath:-(none)}"
+# shellcheck disable=SC2016
+[ "$runpath" = '$ORIGIN' ] || fail "libbufpool.so's RUNPATH is '$runpath', expected \$ORIGIN"
+
 step "static link: $CC -static and $CXX -static with pkg-config --static --cflags --libs bufpool"
 # shellcheck disable=SC2086
 $CC -static -std=c11 -Wall -Wextra -Werror $cflags "$here/tests/consumer/consumer.c" -o c-static $static_libs
@@ -141,7 +181,7 @@ done
 
 step "the archives picked, libc shared: link.sh archives"
 CC=$CC bash "$link_sh" archives "$tmp/installed" || fail "link.sh archives from the install"
-unset PKG_CONFIG_PATH
+unset PKG_CONFIG_PATH PKG_CONFIG_LIBDIR
 
 # ---- (b) as a Meson subproject under another folder name -------------------
 step "Meson subproject: subprojects/fb-lib + fwait-bufpool.wrap, default_library=static"
@@ -189,11 +229,63 @@ done
 meson install -C "$cons/build" --destdir "$tmp/destdir" --quiet >/dev/null
 installed=$(cd "$tmp/destdir" && find . -type f -o -type l | sort)
 echo "meson install of the consumer:"; echo "$installed" | sed 's/^/  /'
-if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a)$|/share/doc/fwait-bufpool/(LICENSE|README\.md)$' <<<"$installed" | grep -q .; then
-	fail "the subproject installs more than its libraries, headers, pkg-config files, LICENSE and README"
+if grep -Ev '/include/(fwait|bufpool)/[^/]+\.h(pp)?$|/lib(/[^/]+)?/(pkgconfig/(fwait|bufpool)\.pc|lib(fwait|bufpool)\.a|cmake/(fwait|bufpool)/(fwait|bufpool)Config(Version)?\.cmake)$|/share/doc/fwait-bufpool/(LICENSE|README\.md)$' <<<"$installed" | grep -q .; then
+	fail "the subproject installs more than its libraries, headers, pkg-config files, CMake packages, LICENSE and README"
 fi
 grep -q '/share/doc/fwait-bufpool/LICENSE$' <<<"$installed" || fail "the subproject does not install its LICENSE"
 
 
 meson test -C "$cons/build" --print-errorlogs
+
+# ---- (c) CMake: find_package(bufpool) -------------------------------------
+# cmake_consumer PREFIX BUILDDIR: configure tests/consumer/cmake against
+# PREFIX and build it (CMakeLists.txt checks find_package's answers).
+cmake_consumer() {
+	CC=$CC cmake -S "$here/tests/consumer/cmake" -B "$2" -G Ninja \
+		-DCMAKE_PREFIX_PATH="$1" -DFB_VERSION="$version" >"$2.configure.log" 2>&1 ||
+		{ cat "$2.configure.log"; fail "cmake could not configure tests/consumer/cmake against $1"; }
+	grep -- '-- bufpool ' "$2.configure.log"
+	ninja -C "$2" >"$2.build.log" 2>&1 ||
+		{ cat "$2.build.log"; fail "building tests/consumer/cmake against $1"; }
+}
+# run_alone EXE: run it with no LD_LIBRARY_PATH (its rpath alone).
+run_alone() { env -u LD_LIBRARY_PATH "$1" || fail "$(basename "$1") did not run with its rpath alone"; }
+
+step "CMake: find_package(bufpool) from (a)'s prefix: bufpool::bufpool (shared), bufpool::bufpool_static"
+cb=$tmp/cmake-both
+cmake_consumer "$prefix" "$cb"
+for exe in consumer-default consumer-pool-only consumer-static; do
+	needed=$(needed_of "$cb/$exe")
+	echo "$exe NEEDED: $needed"
+	case $exe in
+	consumer-default)
+		grep -q 'libbufpool\.so' <<<"$needed" && grep -q 'libfwait\.so' <<<"$needed" ||
+			fail "$exe does not need libbufpool.so and libfwait.so" ;;
+	consumer-pool-only)
+		grep -q 'libbufpool\.so' <<<"$needed" || fail "$exe does not need libbufpool.so"
+		if grep -q 'libfwait\.so' <<<"$needed"; then fail "$exe needs libfwait.so itself"; fi ;;
+	consumer-static)
+		if grep -Eq 'lib(bufpool|fwait)\.so' <<<"$needed"; then
+			fail "$exe needs a shared libbufpool or libfwait"
+		fi ;;
+	esac
+	run_alone "$cb/$exe"
+done
+
+step "CMake: find_package(bufpool) from (b)'s install (archives only, under DESTDIR)"
+cons_prefix=$(meson introspect --buildoptions "$cons/build" |
+	python3 -c 'import json, sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')
+cs=$tmp/cmake-static
+cmake_consumer "$tmp/destdir$cons_prefix" "$cs"
+grep -q 'bufpool::bufpool is INTERFACE_LIBRARY' "$cs.configure.log" ||
+	fail "bufpool::bufpool is not the archive's interface target"
+for exe in consumer-default consumer-static; do
+	needed=$(needed_of "$cs/$exe")
+	echo "$exe NEEDED: $needed"
+	if grep -Eq 'lib(bufpool|fwait)\.so' <<<"$needed"; then
+		fail "$exe needs a shared libbufpool or libfwait"
+	fi
+	run_alone "$cs/$exe"
+done
+
 step "ok"
