@@ -47,10 +47,12 @@
  * snapshot's `window`: waits during its own interval, keyed by page, for
  * any interval up to BP_SF_WINDOWS periods long (12.8 s).  A frame that
  * took another page during a window has that window's waits credited to
- * the new page: waits are accounted when they end, by a thread that holds
- * a pin (so the frame keeps its page), and a page changes only once the
- * last pin is gone, so only a wait on the old page that ended in the same
- * window before its eviction is misplaced.
+ * the new page.  A wait is accounted as it ends, by a thread that holds a
+ * pin (the frame keeps its page) or that waited for a write-back (which
+ * keeps the frame from eviction until it ends), so what is misplaced is a
+ * wait on the old page that ended in the same window before the page left
+ * (and, rarely, a write-back wait whose frame is taken in the instant
+ * between the write's end and its accounting).
  */
 #ifndef BUFPOOL_STATSFILE_H
 #define BUFPOOL_STATSFILE_H

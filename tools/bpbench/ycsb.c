@@ -184,9 +184,11 @@ static void publish_stats(struct ycsb_run *R)
 		fprintf(stderr, YCSB_PROG ": cannot publish stats: %s\n", strerror(-rc));
 	} else if (!R->o.quiet) {
 		bpstat_command(cmd, sizeof(cmd));
-		if (R->o.stats_file)
-			emitter_table_printf(&R->out, "  stats published in %s (watch: %s %s)\n",
-					     R->o.stats_file, cmd, R->o.stats_file);
+		if (R->o.stats_file) /* bpstat takes a path only with a '/' */
+			emitter_table_printf(&R->out, "  stats published in %s (watch: %s %s%s)\n",
+					     R->o.stats_file, cmd,
+					     strchr(R->o.stats_file, '/') ? "" : "./",
+					     R->o.stats_file);
 		else
 			emitter_table_printf(&R->out, "  stats published (watch: %s %ld)\n", cmd,
 					     (long)getpid());
@@ -227,7 +229,8 @@ static int load_and_run(struct ycsb_run *R)
 	/* the load's workers are joined, the run's not started: relaxed */
 	atomic_store_explicit(&R->acked, R->o.records, memory_order_relaxed);
 	bp_stats_reset(R->pool); /* the stats file counts from here (since_ns) */
-	bp_stats_publish_ops(R->pool, 0);
+	if (R->pub)
+		bp_stats_publish_ops(R->pool, 0);
 	struct ycsb_measure run = {.u0 = cpu_usage_now()};
 	rc = ycsb_run_phase(R, PHASE_RUN, &run.secs);
 	run.u1 = cpu_usage_now();

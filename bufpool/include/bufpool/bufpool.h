@@ -18,9 +18,9 @@
  *                        page calls (bp_file_get, bp_file_new_page, ...)
  *   look at it           bp_stats_get, bp_stats_reset, bp_stats_print,
  *                        bp_frames_walk, bp_frames_hottest, bp_flags_format
+ *                        and the accessors (bp_nframes, bp_page_count, ...)
  *   watch it live        bp_stats_publish (bpstat reads it from another
  *                        process), bp_stats_publish_ops, bp_stats_unpublish
- *                        and the accessors (bp_nframes, bp_page_count, ...)
  *   test it              bp_fault_set, bp_fault_clear; bp_config.io_trace
  * docs/bufpool.md walks through them with an example.
  *
