@@ -30,7 +30,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "statsread.h"
 #include "util/clock.h"
