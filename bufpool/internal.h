@@ -42,6 +42,8 @@
  *                                                           writeback
  *                    bp_frames_hottest, bp_flags_format
  *  10  statsprint.c  bp_stats_print (through util/emitter)  -
+ *  10  statspub.c    bp_stats_publish: the stats file's     stats
+ *                    publisher thread (statsfile.h)
  *
  * Locks and what they guard
  *   bp_partition.lock  the hash chains (heads[] of its buckets, frame.hash_next
@@ -498,6 +500,20 @@ struct bp_pool {
 	struct bp_io_engine io;
 	struct bp_fault_state fault;
 	struct bp_writer writer;
+
+	/* The stats file (statspub.c, layer 10).  statspub: the publisher,
+	 * installed and taken with atomic RMWs, so two bp_stats_publish or
+	 * unpublish calls cannot both own it (acq_rel: the taker sees the
+	 * installer's publisher fully built).  statspub_stop: set by
+	 * statspub.c before it installs one, called by pool_destroy (bp_close
+	 * and bp_discard, which race no other call) to end the thread: pool.c
+	 * (layer 8) never calls statspub.c itself.  stats_reset_ns
+	 * (CLOCK_MONOTONIC of the last bp_stats_reset, 0: none) and pub_ops
+	 * (bp_stats_publish_ops) are reports read by the publisher: relaxed. */
+	_Atomic(struct bp_statspub *) statspub;
+	void (*statspub_stop)(struct bp_pool *p);
+	_Atomic uint64_t stats_reset_ns;
+	_Atomic uint64_t pub_ops;
 };
 
 /* The file of a valid tag (one a frame or request holds): open while any of
@@ -807,7 +823,7 @@ int bp_check_unpinned(struct bp_pool *p, const struct bp_file *file, uint64_t fr
 /* Unpublish, close and free a file none of whose pages is in a frame. */
 void bp_file_teardown(struct bp_pool *p, struct bp_file *file);
 
-/* optread.c (4), access.c (7), pool.c (8), stats.c (9) and statsprint.c
- * (10) define only the public API (bufpool.h). */
+/* optread.c (4), access.c (7), pool.c (8), stats.c (9), statsprint.c
+ * (10) and statspub.c (10) define only the public API (bufpool.h). */
 
 #endif /* BUFPOOL_INTERNAL_H */

@@ -212,6 +212,10 @@ enum { ST_MEM = 1, ST_PT, ST_FAULT, ST_IO, ST_WRITER };
 
 static void pool_destroy(struct bp_pool *p, int stage)
 {
+	/* First: the stats publisher reads frames and counters (statspub.c
+	 * set the hook when it started one). */
+	if (p->statspub_stop)
+		p->statspub_stop(p);
 	if (stage >= ST_WRITER)
 		bp_writer_stop(p);
 	if (stage >= ST_IO)
@@ -284,6 +288,9 @@ int bp_open(struct bp_pool **out, const struct bp_config *ucfg)
 	atomic_init(&p->write_err, 0);
 	atomic_init(&p->unpin_seq, 0);
 	atomic_init(&p->frame_waiters, 0);
+	atomic_init(&p->statspub, NULL);
+	atomic_init(&p->stats_reset_ns, 0);
+	atomic_init(&p->pub_ops, 0);
 
 	/* The wait table first: it is the last part of the config that can be
 	 * refused, and that must happen before open() may truncate the file. */

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "bufpool/internal.h"
+#include "util/clock.h"
 
 /* Each C row of BP_COUNTERS names a uint64_t field of struct bp_stats: the
  * copy in bp_stats_get would otherwise truncate without a word. */
@@ -143,6 +144,8 @@ int bp_stats_reset(struct bp_pool *pool)
 	for (uint32_t i = 0; i < pool->nframes; i++)
 		atomic_store_explicit(&pool->frames[i].wait_ns, 0, memory_order_relaxed);
 	fwait_stats_reset(pool->wt);
+	/* The stats file's since_ns (statspub.c): relaxed, a report. */
+	atomic_store_explicit(&pool->stats_reset_ns, util_now_ns(), memory_order_relaxed);
 	return 0;
 }
 

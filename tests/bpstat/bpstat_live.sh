@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # bpstat_live.sh BPBENCH BPSTAT - bpstat follows a running bpbench through
 # its stats file: wait (bounded poll) for the file, read 3 lines of JSON,
-# check they carry the publisher's pid and label and growing counters, then
+# check they carry the publisher's pid and name and growing counters, then
 # stop bpbench with SIGTERM and check it removed its file.
 set -eu
 bpbench=$1
@@ -22,7 +22,7 @@ done
 "$bpstat" -n 3 -i 0.2 --json "$dir/stats" > "$dir/bpstat.out"
 cat "$dir/bpstat.out"
 [ "$(wc -l < "$dir/bpstat.out")" -eq 3 ] || { echo "FAIL: expected 3 lines"; exit 1; }
-grep -c "\"pid\":$pid,\"label\":\"ycsb C\"" "$dir/bpstat.out" | grep -q 3 || { echo "FAIL: pid/label"; exit 1; }
+grep -c "\"pid\":$pid,\"name\":\"ycsb-C\"" "$dir/bpstat.out" | grep -q 3 || { echo "FAIL: pid/name"; exit 1; }
 last=$(tail -n 1 "$dir/bpstat.out")
 hits=$(echo "$last" | sed 's/.*"totals":{"hits":\([0-9]*\),"misses":\([0-9]*\).*/\1/')
 misses=$(echo "$last" | sed 's/.*"totals":{"hits":\([0-9]*\),"misses":\([0-9]*\).*/\2/')

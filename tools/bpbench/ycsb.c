@@ -4,8 +4,8 @@
  *
  * Design note
  * -----------
- * Layer: bpbench, on the store (tools/kv), the stats-file publisher
- * (tools/bpstat) and bufpool; util for the clock, the PRNG, the emitter and
+ * Layer: bpbench, on the store (tools/kv) and bufpool (whose
+ * bp_stats_publish feeds bpstat); util for the clock, the PRNG, the emitter and
  * the option parser.  This file is the run's sequence; the jobs are in
  * ycsb_opts.c, ycsb_run.c, ycsb_report.c and ycsb_verify.c (see
  * ycsb_int.h).
@@ -30,6 +30,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -142,16 +143,57 @@ static void remove_store(const char *file, unsigned files)
 			unlink(path);
 }
 
+/* The bpstat that watches this bpbench, as the user can type it: the one
+ * installed beside it, else the build tree's (tools/bpstat/bpstat next to
+ * tools/bpbench/), relative to the working directory when below it; else
+ * a bare "bpstat" (on the PATH, we hope).  Into buf (len bytes). */
+static void bpstat_command(char *buf, size_t len)
+{
+	static const char *const beside[] = {"bpstat", "../bpstat/bpstat"};
+	char exe[PATH_MAX], cand[PATH_MAX + 32], cwd[PATH_MAX], *full;
+	snprintf(buf, len, "bpstat");
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0'; /* an absolute path: it has a '/' */
+	for (size_t i = 0; i < sizeof(beside) / sizeof(beside[0]); i++) {
+		snprintf(cand, sizeof(cand), "%s/%s", exe, beside[i]);
+		if (access(cand, X_OK) != 0 || !(full = realpath(cand, NULL)))
+			continue;
+		size_t c = getcwd(cwd, sizeof(cwd)) ? strlen(cwd) : 0;
+		const char *shown = full;
+		if (c > 1 && strncmp(full, cwd, c) == 0 && full[c] == '/')
+			shown = full + c + 1;
+		/* a path a shell takes as typed: quoted if it needs to be */
+		bool plain = strspn(shown, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789/._-+") == strlen(shown);
+		snprintf(buf, len, plain ? "%s%s" : "'%s%s'", shown == full ? "" : "./", shown);
+		free(full);
+		return;
+	}
+}
+
 static void publish_stats(struct ycsb_run *R)
 {
-	char label[32];
-	snprintf(label, sizeof(label), "ycsb %c", R->o.mix->name);
-	int rc = bpstat_publisher_create(&R->pub, R->o.stats_file, label, R->pool);
-	if (rc) /* not fatal: the run is still worth doing */
+	char name[32], cmd[PATH_MAX + 8];
+	snprintf(name, sizeof(name), "ycsb-%c", R->o.mix->name);
+	int rc = R->o.stats_file ? bp_stats_publish_file(R->pool, name, R->o.stats_file)
+				 : bp_stats_publish(R->pool, name);
+	R->pub = rc == 0;
+	if (rc) { /* not fatal: the run is still worth doing */
 		fprintf(stderr, YCSB_PROG ": cannot publish stats: %s\n", strerror(-rc));
-	else if (!R->o.quiet)
-		emitter_table_printf(&R->out, "  stats published in %s (bpstat %ld)\n",
-				     bpstat_publisher_path(R->pub), (long)getpid());
+	} else if (!R->o.quiet) {
+		bpstat_command(cmd, sizeof(cmd));
+		if (R->o.stats_file) /* bpstat takes a path only with a '/' */
+			emitter_table_printf(&R->out, "  stats published in %s (watch: %s %s%s)\n",
+					     R->o.stats_file, cmd,
+					     strchr(R->o.stats_file, '/') ? "" : "./",
+					     R->o.stats_file);
+		else
+			emitter_table_printf(&R->out, "  stats published (watch: %s %ld)\n", cmd,
+					     (long)getpid());
+	}
 }
 
 /* Load, then run and report; 0 or an error (already reported). */
@@ -187,9 +229,9 @@ static int load_and_run(struct ycsb_run *R)
 	}
 	/* the load's workers are joined, the run's not started: relaxed */
 	atomic_store_explicit(&R->acked, R->o.records, memory_order_relaxed);
-	bp_stats_reset(R->pool);
+	bp_stats_reset(R->pool); /* the stats file counts from here (since_ns) */
 	if (R->pub)
-		bpstat_publisher_counters_reset(R->pub, 0);
+		bp_stats_publish_ops(R->pool, 0);
 	struct ycsb_measure run = {.u0 = cpu_usage_now()};
 	rc = ycsb_run_phase(R, PHASE_RUN, &run.secs);
 	run.u1 = cpu_usage_now();
@@ -234,7 +276,8 @@ int bpbench_ycsb_main(int argc, char **argv)
 		publish_stats(&R);
 	if (load_and_run(&R) == 0)
 		status = 0;
-	bpstat_publisher_destroy(R.pub);
+	if (R.pub)
+		bp_stats_unpublish(R.pool);
 	int rc = close_stores(&R);
 	if (rc)
 		status = 1;

@@ -4,8 +4,8 @@
  *
  * Design note
  * -----------
- * Layer: bpbench sits on the store (tools/kv), the stats-file publisher
- * (tools/bpstat) and bufpool, and takes its clock, PRNG, option parser and
+ * Layer: bpbench sits on the store (tools/kv) and bufpool (whose
+ * bp_stats_publish feeds bpstat), and takes its clock, PRNG, option parser and
  * emitter from util.  The files, one job each:
  *   ycsb.c         bpbench_ycsb_main: open the store, load, run, report,
  *                  verify, close, in that order;
@@ -51,7 +51,6 @@
 #include "util/hist.h"
 #include "kv.h"
 #include "kv_mem.h"
-#include "statsfile.h"
 #include "util/emitter.h"
 #include "ycsb_crew.h"
 #include "ycsb_emit.h"
@@ -95,7 +94,7 @@ struct ycsb_run {
 	struct kv_store *kv[YCSB_MAX_FILES];
 	struct kv_mem *mem[YCSB_MAX_FILES]; /* --no-pool: kv[i] in plain memory */
 	struct bp_pool *pool;
-	struct bpstat_publisher *pub;
+	bool pub;                     /* the pool publishes its stats (bp_stats_publish) */
 	enum ycsb_phase phase;
 	_Atomic uint32_t *versions;
 	uint64_t capacity;            /* records that fit in versions[] */

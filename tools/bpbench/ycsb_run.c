@@ -5,8 +5,8 @@
  *
  * Design note
  * -----------
- * Layer: bpbench, on the store (kv_get, kv_upsert, kv_scan), the stats-file
- * publisher, ycsb_common's workers and phase clock (ycsb_crew.h: the loops,
+ * Layer: bpbench, on the store (kv_get, kv_upsert, kv_scan), bufpool's
+ * stats publisher (bp_stats_publish_ops), ycsb_common's workers and phase clock (ycsb_crew.h: the loops,
  * the seeding, the quotas, insert_next, stop; ycsb-ref runs the same) and
  * util's emitter.
  *
@@ -15,8 +15,8 @@
  * duration.  Threads: the workers (struct ycsb_worker, one per thread,
  * touched only by its thread until joined, except `done`, read by the
  * monitor) and the main thread, which is the monitor: every 100 ms it
- * publishes the pool's stats to the stats file, prints progress and ends a
- * timed run.  Shared state (struct ycsb_run, and its crew's):
+ * hands the ops done to the pool's stats publisher (whose own thread
+ * writes the stats file), prints progress and ends a timed run.  Shared state (struct ycsb_run, and its crew's):
  *   - insert_next: next record number to insert (claimed by fetch_add);
  *   - versions[r]: the highest version of record r whose write completed
  *     (0 = not written yet), raised by atomic max after each write;
@@ -202,12 +202,12 @@ static void progress(void *arg, const char *phase, double t, uint64_t ops, doubl
 	}
 }
 
-/* Every tick: the stats file; a signal ends the phase. */
+/* Every tick: the ops for the stats file; a signal ends the phase. */
 static bool tick(void *arg, uint64_t ops)
 {
 	struct ycsb_run *R = arg;
 	if (R->pub)
-		bpstat_publish(R->pub, ops);
+		bp_stats_publish_ops(R->pool, ops);
 	return ycsb_interrupted;
 }
 
@@ -237,6 +237,6 @@ int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds)
 	if (R->tty && !R->o.quiet)
 		fputs("\r\033[K", stderr);
 	if (R->pub)
-		bpstat_publish(R->pub, ycsb_crew_done(&R->crew));
+		bp_stats_publish_ops(R->pool, ycsb_crew_done(&R->crew));
 	return rc;
 }

@@ -20,6 +20,8 @@
  *   look at it           bp_stats_get, bp_stats_reset, bp_stats_print,
  *                        bp_frames_walk, bp_frames_hottest, bp_flags_format
  *                        and the accessors (bp_nframes, bp_page_count, ...)
+ *   watch it live        bp_stats_publish (bpstat reads it from another
+ *                        process), bp_stats_publish_ops, bp_stats_unpublish
  *   test it              bp_fault_set, bp_fault_clear; bp_config.io_trace
  * docs/bufpool.md walks through them with an example.
  *
@@ -852,6 +854,37 @@ typedef int bp_write_cb(void *arg, const char *text);
  * the pool. */
 int bp_stats_print(const struct bp_stats *s, bp_write_cb *write, void *arg,
 		   enum bp_stats_format fmt);
+
+/* Live statistics for another process: bpstat.  Off until called.
+ * bp_stats_publish starts a thread of the pool that writes the pool's
+ * statistics into a shared-memory file every BP_STATS_PUBLISH_PERIOD_MS:
+ * the bp_stats counters, a heartbeat, and which pages threads waited on
+ * longest in each period (per page, not per frame).  bpstat, from any
+ * process of the same user, finds the file by pid or name and shows
+ * per-interval figures; it says so when this process is gone.
+ *   name   1 to 63 bytes, shown by bpstat; the file is
+ *          /dev/shm/bufpool.<pid>.<name>, each byte of name outside
+ *          [A-Za-z0-9._-] written as '_'.
+ * The file goes away at bp_stats_unpublish, bp_close or bp_discard; if the
+ * process dies first it stays, and bpstat reports it dead.  The thread
+ * reads counters and frames without locks (as bp_stats_get and
+ * bp_frames_walk) and prints nothing.  0; -EINVAL (NULL, empty or long
+ * name); -EBUSY (this pool publishes already); -EEXIST (the file exists:
+ * another pool of this process publishes under that name); -ENOMEM; or
+ * the errno of creating the file or the thread. */
+#define BP_STATS_PUBLISH_PERIOD_MS 100u
+int bp_stats_publish(struct bp_pool *pool, const char *name);
+/* As bp_stats_publish, into the file at path (on a file system whose files
+ * can be mapped shared: /dev/shm, any tmpfs) instead of the default. */
+int bp_stats_publish_file(struct bp_pool *pool, const char *name, const char *path);
+/* Stop publishing, join the thread, remove the file.  0, -EINVAL (NULL),
+ * -ENOENT (not publishing). */
+int bp_stats_unpublish(struct bp_pool *pool);
+/* The embedder's own count of operations done (any meaning: queries,
+ * transactions), published with the next update; bpstat shows its rate as
+ * ops/s.  Cheap (one relaxed store): call it as often as convenient.
+ * 0, -EINVAL (NULL). */
+int bp_stats_publish_ops(struct bp_pool *pool, uint64_t ops);
 
 /* One frame, as pg_buffercache shows a buffer. */
 struct bp_frame_info {
