@@ -14,6 +14,7 @@ builddir=${1:-build}; shift || true
 # Build and test dependencies, Debian package names only.
 pkgs=(gcc g++ meson ninja-build pkg-config check libjemalloc-dev   # build (g++: C++ tests, consumer)
       liburing-dev                                                 # build: bufpool's io_uring engine
+      systemtap-sdt-dev                                            # build: <sys/sdt.h>, the USDT probes
       spin valgrind gnuplot-nox clang libclang-rt-14-dev)          # tests and tools
 read -r -a extra_pkgs <<< "${SETUP_EXTRA_PKGS:-}"
 pkgs+=("${extra_pkgs[@]}")
