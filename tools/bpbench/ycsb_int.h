@@ -39,7 +39,6 @@
 #ifndef TOOLS_BPBENCH_YCSB_INT_H
 #define TOOLS_BPBENCH_YCSB_INT_H
 
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -133,8 +132,6 @@ struct ycsb_measure {
 int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o);
 
 /* ycsb_run.c */
-extern volatile sig_atomic_t ycsb_interrupted; /* SIGINT or SIGTERM seen */
-void ycsb_catch_signals(void);
 /* Set up R->crew on R->w (its hooks are ycsb_run.c's). */
 void ycsb_run_setup(struct ycsb_run *R);
 /* Start the workers for a phase and watch them until they finish: 0 or
