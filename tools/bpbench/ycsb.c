@@ -197,9 +197,9 @@ static int load_and_run(struct ycsb_run *R)
 	rc = ycsb_run_phase(R, PHASE_RUN, &run.secs);
 	run.u1 = cpu_usage_now();
 	run.ops = ycsb_crew_done(&R->crew);
-	ycsb_report_run(R, run.secs, run.u0, run.u1);
 	if (rc == 0 && tool_stop_signal)
 		emitter_table_printf(&R->out, "interrupted\n");
+	ycsb_report_run(R, run.secs, run.u0, run.u1);
 	if (rc == 0 && R->o.no_pool && !tool_stop_signal)
 		rc = ycsb_floor(R, &run);
 	if (rc == 0 && R->o.verify)
