@@ -122,7 +122,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t tag, uint32
 	if (s & BP_F_DIRTY)
 		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 	CHAOS_POINT("evict.c:try_take:taken");
-	UTIL_PROBE(bufpool, evict, bp_tag_file(tag), bp_tag_page(tag), (s & BP_F_DIRTY) != 0);
+	UTIL_PROBE3(bufpool, evict, bp_tag_file(tag), bp_tag_page(tag), (s & BP_F_DIRTY) != 0);
 	bp_count(p, BP_C_EVICTIONS);
 	return true;
 }

@@ -538,7 +538,7 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	pthread_mutex_unlock(&b->lock);
 	CHAOS_POINT("park.c:fw_sleep:queued_before_wait");
-	UTIL_PROBE(fwait, park, w->key, w->bit);
+	UTIL_PROBE2(fwait, park, w->key, w->bit);
 
 	state = pk_wait(pk, deadline);
 	CHAOS_POINT("park.c:fw_sleep:after_wait");
@@ -563,7 +563,7 @@ out:
 	 * cancel waits for the caller's next one (deferred cancellation). */
 	pthread_setcancelstate(cancel_state, NULL);
 	/* since_ns: the queueing's clock read (link_waiter), no new one. */
-	UTIL_PROBE(fwait, unpark, w->key, w->bit, w->since_ns);
+	UTIL_PROBE3(fwait, unpark, w->key, w->bit, w->since_ns);
 	fw_hist_since(t, b, w->since_ns);
 	return state;
 }
