@@ -56,8 +56,8 @@
 
 #include "bufpool/internal.h"
 #include "util/chaos.h"
-#include "util/probe.h"
 #include "util/clock.h"
+#include "util/probe.h"
 
 #define CLOCK_MAX_ROUNDS 16
 #define CLOCK_RUN 8u /* frames a sweeper takes from the hand at once */

@@ -111,9 +111,9 @@
 
 #include "bufpool/internal.h"
 #include "util/chaos.h"
-#include "util/probe.h"
 #include "util/clock.h"
 #include "util/crc32c.h"
+#include "util/probe.h"
 
 static void sleep_us(uint64_t us)
 {
