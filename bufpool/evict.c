@@ -58,6 +58,7 @@
 #include "bufpool/internal.h"
 #include "util/chaos.h"
 #include "util/clock.h"
+#include "util/probe.h"
 
 #define CLOCK_MAX_ROUNDS 16
 #define CLOCK_RUN 8u /* frames a sweeper takes from the hand at once */
@@ -122,6 +123,7 @@ static bool try_take(struct bp_pool *p, struct bp_frame *f, uint64_t tag, uint32
 	if (s & BP_F_DIRTY)
 		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 	CHAOS_POINT("evict.c:try_take:taken");
+	UTIL_PROBE3(bufpool, evict, bp_tag_file(tag), bp_tag_page(tag), (s & BP_F_DIRTY) != 0);
 	bp_count(p, BP_C_EVICTIONS);
 	return true;
 }

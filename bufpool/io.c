@@ -114,6 +114,7 @@
 #include "util/chaos.h"
 #include "util/clock.h"
 #include "util/crc32c.h"
+#include "util/probe.h"
 
 static void sleep_us(uint64_t us)
 {
@@ -242,7 +243,9 @@ static int wal_rule(struct bp_pool *p, struct bp_frame *f)
 		return 0;
 	uint64_t durable = 0;
 	bp_count(p, BP_C_LOG_FLUSHES);
+	UTIL_PROBE1(bufpool, log_flush_start, lsn);
 	int rc = p->flush_log(p->flush_log_arg, lsn, &durable);
+	UTIL_PROBE3(bufpool, log_flush_done, lsn, durable, rc);
 	if (rc < 0)
 		return -rc;
 	if (rc > 0 || durable < lsn)
@@ -349,6 +352,8 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 			atomic_fetch_or_explicit(&f->state, BP_F_UPTODATE, memory_order_relaxed);
 		}
 		CHAOS_POINT("io.c:complete:read_before_unlock");
+		/* Before the unlock: after it the frame (and r) may be reused. */
+		UTIL_PROBE3(bufpool, read_done, bp_tag_file(r->tag), bp_tag_page(r->tag), err);
 		/* Release (fwait_bit_unlock): the page data and flags above
 		 * happen before a waiter's acquire load that sees LOCKED clear. */
 		fwait_bit_unlock(p->wt, &f->state, BP_LOCKED);
@@ -368,6 +373,7 @@ static void complete(struct bp_pool *p, struct bp_io_req *r, int err)
 		atomic_store_explicit(&f->rec_lsn, 0, memory_order_relaxed);
 	}
 	CHAOS_POINT("io.c:complete:write_before_clear");
+	UTIL_PROBE3(bufpool, write_done, bp_tag_file(r->tag), bp_tag_page(r->tag), err);
 	/* Release (fwait_bit_clear): our read of the page and DIRTY/write_err
 	 * happen before an exclusive latcher or flusher sees WRITEBACK clear. */
 	fwait_bit_clear(p->wt, &f->state, BP_WRITEBACK);
@@ -557,6 +563,10 @@ static void init_req(struct bp_io_req *r, struct bp_frame *f, enum bp_io_op op, 
 	r->ferr = 0;
 	r->run_next = NULL;
 	r->run_len = 1;
+	if (op == BP_IO_READ)
+		UTIL_PROBE2(bufpool, read_start, bp_tag_file(tag), bp_tag_page(tag));
+	else
+		UTIL_PROBE2(bufpool, write_start, bp_tag_file(tag), bp_tag_page(tag));
 }
 
 /* Hand r (initialised, its fault perhaps decided) to the engine. */

@@ -35,6 +35,7 @@
 
 #include "bufpool/internal.h"
 #include "util/chaos.h"
+#include "util/probe.h"
 
 int bp_start_writeback(struct bp_pool *p, struct bp_frame *f, enum bp_wb_mode mode)
 {
@@ -158,12 +159,15 @@ int bp_checkpoint(struct bp_pool *pool, uint64_t upto, uint64_t *redo_lsn)
 	if (!pool || !redo_lsn)
 		return -EINVAL;
 	int fsync_err;
+	UTIL_PROBE1(bufpool, checkpoint_start, upto);
 	int err = write_and_sync(pool, changed_up_to, &upto, &fsync_err);
 	/* Measured after the writes: a page left dirty by a failed write, or
 	 * dirtied meanwhile with an old LSN, keeps the redo point early. */
 	uint64_t oldest = bp_oldest_dirty_lsn(pool);
 	*redo_lsn = oldest < upto ? oldest : upto;
-	return err ? err : fsync_err;
+	err = err ? err : fsync_err;
+	UTIL_PROBE3(bufpool, checkpoint_done, upto, *redo_lsn, err);
+	return err;
 }
 
 /* ---- background writer ---- */

@@ -50,6 +50,7 @@
  */
 #include "fwait/internal.h"
 #include "util/clock.h"
+#include "util/probe.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -33,9 +33,12 @@ static int FW_LOCAL(futex_sleep)(struct fwait_table *t, _Atomic FW_WORD_T *word,
 	uint64_t start = b->stats_on ? util_now_ns() : 0;
 
 	FW_STAT(b, waits, 1);
+	UTIL_PROBE2(fwait, park, (const void *)word, __builtin_ctzll(m));
 	long r = fw_sys_futex(FW_HALF(word, m), FUTEX_WAIT_BITSET, FW_HALF_VAL(seen, m),
 			   deadline, FW_HALF_MASK(m));
 	int err = r == 0 ? 0 : errno;
+	/* start is 0 with statistics off: no clock read for the probe. */
+	UTIL_PROBE3(fwait, unpark, (const void *)word, __builtin_ctzll(m), start);
 	fw_hist_since(t, b, start);
 	if (err == ETIMEDOUT) {
 		FW_STAT(b, timeouts, 1);

@@ -65,6 +65,7 @@
 #include "fwait/internal.h"
 #include "util/chaos.h"
 #include "util/clock.h"
+#include "util/probe.h"
 
 #include <errno.h>
 
@@ -538,6 +539,7 @@ int fw_sleep(struct fwait_table *t, struct fw_bucket *b, struct fw_waiter *w,
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel_state);
 	pthread_mutex_unlock(&b->lock);
 	CHAOS_POINT("park.c:fw_sleep:queued_before_wait");
+	UTIL_PROBE2(fwait, park, w->key, w->bit);
 
 	state = pk_wait(pk, deadline);
 	CHAOS_POINT("park.c:fw_sleep:after_wait");
@@ -561,6 +563,8 @@ out:
 	/* Restoring the state is no cancellation point either: a pending
 	 * cancel waits for the caller's next one (deferred cancellation). */
 	pthread_setcancelstate(cancel_state, NULL);
+	/* since_ns: the queueing's clock read (link_waiter), no new one. */
+	UTIL_PROBE3(fwait, unpark, w->key, w->bit, w->since_ns);
 	fw_hist_since(t, b, w->since_ns);
 	return state;
 }

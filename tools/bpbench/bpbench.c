@@ -17,11 +17,12 @@
 #include "hit.h"
 #include "kv_check_cmd.h"
 #include "tiotest.h"
+#include "toolutil.h"
 #include "ycsb.h"
 
 static void usage(FILE *f)
 {
-	fputs("usage: bpbench SUBCOMMAND [options]   (bpbench SUBCOMMAND --help)\n"
+	fputs("usage: bpbench SUBCOMMAND [options]   (bpbench SUBCOMMAND --help; bpbench --version)\n"
 	      "  ycsb      YCSB workloads A-F on a B+-tree store over the buffer pool\n"
 	      "  tiotest   threaded I/O test of the pool\n"
 	      "  crashtest kill -9 a durable store's writer, recover, check every commit\n"
@@ -35,6 +36,8 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (tool_version_asked(argc, argv))
+		return tool_version_print("bpbench");
 	const char *cmd = argv[1];
 	if (strcmp(cmd, "ycsb") == 0)
 		return bpbench_ycsb_main(argc - 1, argv + 1);

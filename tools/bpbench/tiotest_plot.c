@@ -70,8 +70,10 @@ static int write_plot_data(const char *path, const struct tio_options *opt,
 }
 
 /* The gnuplot script: --plot-script, else $BPBENCH_PLOT_GP, else plot.gp
- * next to the executable, else tools/bpbench/plot.gp under the working
- * directory (the repository root). */
+ * next to the executable (the build tree), else the installed one
+ * (BPBENCH_PLOT_GP_INSTALLED: <datadir>/fwait-bufpool/plot.gp), else
+ * tools/bpbench/plot.gp under the working directory (the repository
+ * root). */
 static const char *find_plot_script(const struct tio_options *opt, char *buf, size_t len)
 {
 	if (opt->plot_script != NULL)
@@ -91,6 +93,8 @@ static const char *find_plot_script(const struct tio_options *opt, char *buf, si
 				return buf;
 		}
 	}
+	if (access(BPBENCH_PLOT_GP_INSTALLED, R_OK) == 0)
+		return BPBENCH_PLOT_GP_INSTALLED;
 	if (access("tools/bpbench/plot.gp", R_OK) == 0)
 		return "tools/bpbench/plot.gp";
 	return NULL;

@@ -23,7 +23,8 @@
  * after it runs the same reads on the tree copied to plain memory
  * (ycsb_floor.c), before --verify.  The exit
  * status is 0, 1 (a failed run, verify, close or report write) or 2 (bad
- * usage).
+ * usage), or 130 after SIGINT.  SIGINT and SIGTERM end the phase running
+ * (the report says "interrupted"); SIGTERM keeps the status.
  */
 #include "ycsb.h"
 #include "ycsb_int.h"
@@ -204,7 +205,10 @@ static int load_and_run(struct ycsb_run *R)
 	if (rc)
 		return rc;
 	ycsb_report_load(R, secs);
-	if (ycsb_interrupted) {
+	/* Out now, through a pipe too (tee, a test waiting for it): the run
+	 * that follows may be long. */
+	fflush(R->human);
+	if (tool_stop_signal) {
 		fprintf(stderr, YCSB_PROG ": interrupted during the load\n");
 		return -EINTR;
 	}
@@ -236,10 +240,10 @@ static int load_and_run(struct ycsb_run *R)
 	rc = ycsb_run_phase(R, PHASE_RUN, &run.secs);
 	run.u1 = cpu_usage_now();
 	run.ops = ycsb_crew_done(&R->crew);
-	ycsb_report_run(R, run.secs, run.u0, run.u1);
-	if (rc == 0 && ycsb_interrupted)
+	if (rc == 0 && tool_stop_signal)
 		emitter_table_printf(&R->out, "interrupted\n");
-	if (rc == 0 && R->o.no_pool && !ycsb_interrupted)
+	ycsb_report_run(R, run.secs, run.u0, run.u1);
+	if (rc == 0 && R->o.no_pool && !tool_stop_signal)
 		rc = ycsb_floor(R, &run);
 	if (rc == 0 && R->o.verify)
 		rc = ycsb_verify(R);
@@ -271,7 +275,7 @@ int bpbench_ycsb_main(int argc, char **argv)
 	}
 	ycsb_report_config(&R, file);
 	/* before the stats file appears: whoever sees it may signal us */
-	ycsb_catch_signals();
+	tool_catch_stop();
 	if (!R.o.no_stats)
 		publish_stats(&R);
 	if (load_and_run(&R) == 0)
@@ -287,5 +291,5 @@ int bpbench_ycsb_main(int argc, char **argv)
 		status = 1;
 out:
 	run_fini(&R);
-	return status;
+	return tool_exit_status(status);
 }

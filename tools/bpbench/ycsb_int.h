@@ -40,7 +40,6 @@
 #ifndef TOOLS_BPBENCH_YCSB_INT_H
 #define TOOLS_BPBENCH_YCSB_INT_H
 
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -72,6 +71,7 @@ struct ycsb_opts {
 	bool keep, no_stats, verify, json, quiet, checksums, durable;
 	bool no_pool;                 /* --no-pool: the floor after the run */
 	bool direct;                  /* --direct: BP_OPEN_DIRECT */
+	bool counters;                /* --counters: bp_stats_print's table too */
 	unsigned io_engine;           /* --io-engine: bp_config.io_engine */
 	unsigned read_path;           /* --read-path: bp_config.read_path */
 };
@@ -133,8 +133,6 @@ struct ycsb_measure {
 int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o);
 
 /* ycsb_run.c */
-extern volatile sig_atomic_t ycsb_interrupted; /* SIGINT or SIGTERM seen */
-void ycsb_catch_signals(void);
 /* Set up R->crew on R->w (its hooks are ycsb_run.c's). */
 void ycsb_run_setup(struct ycsb_run *R);
 /* Start the workers for a phase and watch them until they finish: 0 or
@@ -142,7 +140,13 @@ void ycsb_run_setup(struct ycsb_run *R);
 int ycsb_run_phase(struct ycsb_run *R, enum ycsb_phase phase, double *seconds);
 
 /* ycsb_report.c */
-/* Resident accesses (pinned hits and optimistic reads) over all. */
+/* The hit ratio, one definition for every figure bpbench ycsb prints (the
+ * progress lines, the run's summary, its JSON; bpstat's is the same):
+ * accesses that found their page resident, pinned hits (bp_stats.hits)
+ * plus optimistic reads (optimistic_reads, which pin nothing and are not
+ * in hits), over all accesses (those and misses).  YCSB_HIT_RATIO_DEF
+ * says so in the human report, next to the raw counters. */
+#define YCSB_HIT_RATIO_DEF "(hits + optimistic_reads) / (hits + optimistic_reads + misses)"
 static inline double ycsb_hit_ratio(const struct bp_stats *s)
 {
 	uint64_t resident = s->hits + s->optimistic_reads, all = resident + s->misses;

@@ -75,6 +75,8 @@ static void ycsb_usage(FILE *f)
 	      "                         memory and run again on the copy (no pool, no pin, no\n"
 	      "                         latch), same threads, keys and length; print both and\n"
 	      "                         the ratio pool/floor\n"
+	      "      --counters         the pool's raw statistics (bp_stats_print) too, before\n"
+	      "                         the run's summary\n"
 	      "      --json             JSON lines on stdout (the report goes to stderr)\n"
 	      "  -q, --quiet            no progress lines\n"
 	      "      --seed N           random seed (default 1)\n", f);
@@ -83,7 +85,7 @@ static void ycsb_usage(FILE *f)
 /* The long options without a short form. */
 enum { O_DIST = 256, O_THETA, O_SCAN, O_FRAMES, O_PAGE, O_VALUE, O_LAT, O_SEED, O_POLICY,
        O_FILE, O_KEEP, O_STATS, O_NOSTATS, O_VERIFY, O_JSON, O_CHECKSUMS, O_DURABLE, O_FILES,
-       O_CKPT, O_NOPOOL, O_ENGINE, O_READPATH, O_DIRECT };
+       O_CKPT, O_NOPOOL, O_ENGINE, O_READPATH, O_DIRECT, O_COUNTERS };
 
 /* The options that take a number; 0 or -EINVAL (message printed). */
 static int parse_number(int c, const char *arg, struct ycsb_opts *o)
@@ -137,6 +139,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		{"checkpoint-bytes", 1, 0, O_CKPT}, {"files", 1, 0, O_FILES},
 		{"no-pool", 0, 0, O_NOPOOL}, {"io-engine", 1, 0, O_ENGINE},
 		{"read-path", 1, 0, O_READPATH}, {"direct", 0, 0, O_DIRECT},
+		{"counters", 0, 0, O_COUNTERS},
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	*o = (struct ycsb_opts){.mix = ycsb_mix_default(), .dist = DIST_ZIPFIAN, .threads = 16,
 				.records = 200000, .duration_s = 30, .theta = ZIPF_THETA_DEFAULT,
@@ -178,6 +181,7 @@ int ycsb_parse_opts(int argc, char **argv, struct ycsb_opts *o)
 		case O_DURABLE: o->durable = true; break;
 		case O_NOPOOL: o->no_pool = true; break;
 		case O_DIRECT: o->direct = true; break;
+		case O_COUNTERS: o->counters = true; break;
 		case O_ENGINE:
 			if (bench_opt_io_engine(YCSB_PROG, optarg, &o->io_engine) != 0)
 				return -EINVAL;

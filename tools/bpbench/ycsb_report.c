@@ -9,9 +9,13 @@
  * Layer: bpbench, on bufpool's statistics (bp_stats_get, bp_stats_print)
  * and util's emitter.  Each item is written once to each of the two
  * emitters (see ycsb_int.h): a line of the human report on R->out, a JSON
- * line on R->json with --json.  The pool's own report is bp_stats_print's:
- * its table goes through R->out as well, its compact JSON is collected in
- * a buffer and embedded as the "stats" member of the pool_stats line.
+ * line on R->json with --json.  The run's summary (throughput, latency,
+ * CPU, misses, contention) ends the human report; the pool's own report
+ * is bp_stats_print's: its table goes through R->out only with --counters,
+ * before that summary, and its compact JSON (always, with --json) is
+ * collected in a buffer and embedded as the "stats" member of the
+ * pool_stats line.  The hit ratio is ycsb_hit_ratio's, named by
+ * YCSB_HIT_RATIO_DEF over the table (ycsb_int.h).
  *
  * --no-pool adds one table after the run's report (ycsb_report_floor):
  * the run on the pool and the floor on the plain copy, each as lookups,
@@ -309,6 +313,13 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 	double rate = secs > 0 ? (double)ops / secs : 0;
 	struct ycsb_cost cost = ycsb_cost_of(u0, u1, ops);
 	struct emitter *h = &R->out;
+	/* The raw counters, asked for, come first: the summary ends the
+	 * report. */
+	if (R->o.counters) {
+		emitter_table_printf(h, "pool statistics (run phase; hits are pinned hits only, the "
+				     "hit ratio below is\n  " YCSB_HIT_RATIO_DEF "):\n");
+		bp_stats_print(&s, table_write, h, BP_STATS_TABLE);
+	}
 	emitter_table_printf(h, "run:  %" PRIu64 " ops in %.2f s: %.0f ops/s, hit ratio %.2f%%\n",
 			     ops, secs, rate, 100 * ycsb_hit_ratio(&s));
 	if (R->o.durable)
@@ -335,8 +346,6 @@ void ycsb_report_run(struct ycsb_run *R, double secs, struct cpu_usage u0, struc
 		report_result_json(R, &s, ops, secs, rate, &cost);
 		report_pool_json(R, &s);
 	}
-	emitter_table_printf(h, "pool statistics (run phase):\n");
-	bp_stats_print(&s, table_write, h, BP_STATS_TABLE);
 }
 
 /* Lookups per second of wall time, and per second of CPU time (user +

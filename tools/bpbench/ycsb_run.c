@@ -43,15 +43,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-volatile sig_atomic_t ycsb_interrupted;
-static void on_signal(int sig) { (void)sig; ycsb_interrupted = 1; }
-
-void ycsb_catch_signals(void)
-{
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
+#include "toolutil.h"
 
 /* ---- Values and operations ------------------------------------------------ */
 
@@ -202,13 +194,14 @@ static void progress(void *arg, const char *phase, double t, uint64_t ops, doubl
 	}
 }
 
-/* Every tick: the ops for the stats file; a signal ends the phase. */
+/* Every tick: the ops for the stats file; a stop signal (toolutil.h) ends
+ * the phase. */
 static bool tick(void *arg, uint64_t ops)
 {
 	struct ycsb_run *R = arg;
 	if (R->pub)
 		bp_stats_publish_ops(R->pool, ops);
-	return ycsb_interrupted;
+	return tool_stop_signal != 0;
 }
 
 void ycsb_run_setup(struct ycsb_run *R)

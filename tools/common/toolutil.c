@@ -1,15 +1,70 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * toolutil.c - the pools' log callback, shared by the tools (see
- * toolutil.h).
+ * toolutil.c - the pools' log callback, --version and the stop signals,
+ * shared by the tools (see toolutil.h).
  */
 #include "toolutil.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util/clock.h"
 
 void tool_bp_log(void *arg, int level, const char *msg)
 {
 	(void)arg;
 	(void)level;
 	fprintf(stderr, "bufpool: %s\n", msg);
+}
+
+bool tool_version_asked(int argc, char **argv)
+{
+	return argc >= 2 && strcmp(argv[1], "--version") == 0;
+}
+
+int tool_version_print(const char *prog)
+{
+	printf("%s (fwait-bufpool) %s\n", prog, TOOLS_VERSION);
+	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+}
+
+volatile sig_atomic_t tool_stop_signal;
+
+static void on_stop(int sig)
+{
+	tool_stop_signal = sig;
+}
+
+void tool_catch_stop(void)
+{
+	/* No SA_RESTART: a sleep the signal interrupts returns (EINTR) and
+	 * its loop looks at the flag. */
+	struct sigaction sa = {.sa_handler = on_stop};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+bool tool_sleep(double seconds)
+{
+	uint64_t end = util_now_ns() + (uint64_t)(seconds * 1e9);
+	for (;;) {
+		if (tool_stop_signal)
+			return false;
+		uint64_t now = util_now_ns();
+		if (now >= end)
+			return true;
+		/* Slices: the signal may go to another thread, whose handler
+		 * sets the flag without waking this one. */
+		uint64_t ns = end - now < 100000000u ? end - now : 100000000u;
+		struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+		nanosleep(&ts, NULL); /* EINTR: the loop looks at the flag */
+	}
+}
+
+int tool_exit_status(int status)
+{
+	return tool_stop_signal == SIGINT ? 128 + SIGINT : status;
 }

@@ -18,6 +18,7 @@
  * report write) or 2 (bad usage), bpbench ycsb's.
  */
 #include "ref.h"
+#include "toolutil.h"
 
 #include <errno.h>
 #include <ftw.h>
@@ -80,6 +81,8 @@ static int load_and_run(struct ref_run *R)
 int main(int argc, char **argv)
 {
 	struct ref_run R = {0};
+	if (tool_version_asked(argc, argv))
+		return tool_version_print(REF_PROG);
 	if (ref_parse_opts(argc, argv, &R.o) != 0)
 		return 2;
 	emitter_init(&R.out, EMITTER_TABLE, emitter_write_file, R.o.json ? stderr : stdout);

@@ -8,10 +8,15 @@
  * BROADCAST (the unfiltered pre-2004 hashed queue) and against percond (a
  * mutex + condvar in every object, the memory-hungry ideal), then the
  * memory comparison; --json prints the same as JSON lines.  No global
- * mutable state: the options live in main's frame and are passed down.
+ * mutable state but toolutil.h's stop flag: the options live in main's
+ * frame and are passed down.  SIGINT (or SIGTERM) ends the variant running
+ * (herd_run.c's timed sleep looks at the flag; an -n run goes on to its
+ * count), skips the rest and exits 130 (SIGTERM: 1) without the summary,
+ * which needs every variant.
  */
 #include "herd.h"
 #include "policy_opt.h"
+#include "toolutil.h"
 #include "util/emitter.h"
 #include "util/opt.h"
 
@@ -88,7 +93,8 @@ static void usage(FILE *f, const struct herd_options *o)
 		tool_usage_choice(f, "              ", 16, o->all[i].name, o->all[i].help);
 	fprintf(f,
 		"  --json      JSON lines instead of a table\n"
-		"  -h, --help  this text\n");
+		"  -h, --help  this text\n"
+		"  --version   the version\n");
 }
 
 static int parse_policies(const char *list, struct herd_options *o)
@@ -187,6 +193,8 @@ static int flushed(const struct emitter *e)
 int main(int argc, char **argv)
 {
 	struct herd_options o;
+	if (tool_version_asked(argc, argv))
+		return tool_version_print("fwait-herd");
 	int rc = parse_options(argc, argv, &o);
 	if (rc == 1) {
 		usage(stdout, &o);
@@ -202,17 +210,24 @@ int main(int argc, char **argv)
 	memset(rs, 0, sizeof(rs));
 	emitter_init(&e, o.json ? EMITTER_JSON_COMPACT : EMITTER_TABLE, emitter_write_file,
 		     stdout);
+	tool_catch_stop();
 	herd_print_header(&e, &o, argc, argv);
 	rc = flushed(&e);
-	for (unsigned i = 0; rc == 0 && i < o.nchosen; i++) {
+	for (unsigned i = 0; rc == 0 && i < o.nchosen && !tool_stop_signal; i++) {
 		rc = herd_run(o.chosen[i], &o.p, &rs[i]);
 		if (rc) {
 			fprintf(stderr, "fwait-herd: %s failed: %s\n", o.chosen[i]->name,
 				strerror(-rc));
 			return 1;
 		}
+		if (tool_stop_signal)
+			break; /* a row of a cut run would read as a full one */
 		herd_print_row(&e, &o, o.chosen[i], &rs[i]);
 		rc = flushed(&e);
+	}
+	if (tool_stop_signal) {
+		fprintf(stderr, "fwait-herd: interrupted\n");
+		return tool_exit_status(1);
 	}
 	if (rc == 0) {
 		herd_print_summary(&e, &o, rs);

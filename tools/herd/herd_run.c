@@ -28,6 +28,7 @@
  * sharing; reported memory counts only the synchronisation state.
  */
 #include "herd.h"
+#include "toolutil.h"
 #include "util/clock.h"
 #include "util/prng.h"
 #include "util/hist.h"
@@ -353,11 +354,7 @@ int herd_run(const struct herd_variant *v, const struct herd_params *p,
 	getrusage(RUSAGE_SELF, &ru0);
 	gate_release(&s);
 	if (rc == 0 && p->ops == 0) {
-		double secs = p->seconds;
-		struct timespec ts = { (time_t)secs,
-				       (long)((secs - (double)(time_t)secs) * 1e9) };
-		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-			;
+		tool_sleep(p->seconds); /* cut short by a stop signal */
 		atomic_store_explicit(&s.stop, true, memory_order_relaxed);
 	}
 	for (unsigned i = 0; i < started; i++)

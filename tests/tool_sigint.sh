@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# tool_sigint.sh PATTERN COMMAND... - a tool that runs a load stops on
+# Ctrl-C and exits 130 (128 + SIGINT), as a shell reports a process SIGINT
+# killed.  Starts COMMAND (its stdout and stderr on one pipe), reads its
+# output line by line until a line matches the extended regular expression
+# PATTERN (the tool says its run is under way: no sleep stands in for
+# that), sends it SIGINT, drains the rest of its output and checks the exit
+# status.  The command must run far longer than the test's timeout unless
+# interrupted (a long -d), so that only the signal can end it in time.
+set -uo pipefail
+pattern=$1; shift
+coproc TOOL { exec "$@" 2>&1; }
+pid=$TOOL_PID
+seen=0
+while IFS= read -r line <&"${TOOL[0]}"; do
+  printf '%s\n' "$line"
+  if [[ $line =~ $pattern ]]; then
+    seen=1
+    break
+  fi
+done
+if [ $seen = 0 ]; then
+  wait "$pid"
+  echo "tool_sigint: the tool ended (status $?) before printing /$pattern/" >&2
+  exit 1
+fi
+# Non-interactive bash starts background jobs with SIGINT ignored; the
+# tool's own handler (toolutil.h, tool_catch_stop) replaces that.
+kill -INT "$pid"
+cat <&"${TOOL[0]}"
+wait "$pid"
+status=$?
+echo "tool_sigint: exit status $status"
+[ "$status" = 130 ]
