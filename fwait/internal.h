@@ -11,8 +11,8 @@
  * against the built objects (nm).
  *
  *   L  file       holds                                       calls
- *   1  base.c     fw_bucket_of, deadline helpers, the futex   -
- *                 system call
+ *   1  base.c     deadline helpers, the futex and membarrier  -
+ *                 system calls (fw_bucket_of: inline, below)
  *   2  stats.c    counters, wait histogram, stats, the walk   base
  *   3  park.c     queueing, sleeping, the waker handshake     stats base
  *   3  futex.c    the FWAIT_FUTEX policy (sleep on the word)  stats base
@@ -23,8 +23,9 @@
  *                                                             base
  *      bitops_word.h  its code for one word width, included
  *                 twice by bitops.c (fwait_bit_*, fwait_bit64_*)
- *   5  table.c    create/destroy (the constructor), the       futex
+ *   5  table.c    create/destroy (the constructor), the       futex base
  *                 policy table (names, help, traits)
+ *   5  hlatch.c   the hybrid latches (fwait_hlatch_*)         keyed base
  *
  * Locks: a bucket lock (and, with the pthread parker only, a waiter's
  * mtx).  A thread holds at most one bucket lock, and posts to or sleeps on

@@ -3,7 +3,8 @@
  * table.c - creating and destroying a wait table; the policy table;
  * fwait_version.
  *
- * Layer 5 (table): calls only futex.c (whether futexes work).
+ * Layer 5 (table): calls only futex.c (whether futexes work) and base.c
+ * (whether membarrier does).
  *
  * Design note
  * -----------

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tool_sigint.sh PATTERN COMMAND... - a tool that runs a load stops on
 # Ctrl-C and exits 130 (128 + SIGINT), as a shell reports a process SIGINT
 # killed.  Starts COMMAND (its stdout and stderr on one pipe), reads its

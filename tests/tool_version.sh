@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # tool_version.sh PROG VERSION COMMAND... - `COMMAND --version` exits 0 and
 # prints exactly "PROG (fwait-bufpool) VERSION" (the project's version,
 # meson.project_version(), given by the test's meson.build), nothing else.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * util/probe.h - USDT (SystemTap SDT) tracing probes for fwait and bufpool.
  *

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # ycsb_report.sh BPBENCH - bpbench ycsb's human report ends on the run's
 # summary, has the pool's raw counters only with --counters (before the
 # summary), and its hit ratio is the one definition the counters' header

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # check_probes.sh on|off LIBRARY PROVIDER:NAME... - the USDT probes
 # (util/probe.h) are in the built library: `readelf -n` lists, in its
 # .note.stapsdt, a probe of each PROVIDER:NAME given.
