@@ -35,8 +35,8 @@
  * that release is an RMW, which reads the last value in the word's
  * modification order, and a W-setting CAS expected a held value, so it
  * precedes (in that order) the release that ends the hold, which
- * therefore sees W.  But an exclusive release (not under
- * FWAIT_HLATCH_RMW_RELEASE) on a table with membarrier that finds the
+ * therefore sees W.  But an exclusive release under
+ * FWAIT_HLATCH_STORE_RELEASE on a table with membarrier that finds the
  * bucket's nkeyed 0 (nobody waiting there: the uncontended case) makes a
  * plain release store of the freed value instead (only the holder writes
  * a held word, but for the caller's bits, fwait.h, and a waiter's W), then
@@ -71,7 +71,8 @@
  * again.  A store release's callback does the same for a due writer while
  * the latch is still free, and cancels its wake if it was taken again (a
  * plain wake there let a due writer lose once more, past max_steals: the
- * model's bounded bypass caught it).  A shared release whose callback finds that woken readers have
+ * model's bounded bypass caught it; and under contention such wakes tripled
+ * the parks per acquisition, docs/benchmarks.md).  A shared release whose callback finds that woken readers have
  * joined since it looked (it is not the last holder) cancels the wake
  * (FWAIT_WAKE_CANCEL): the chosen stay queued in their places and the
  * last holder comes back; waking them would send a due writer to lose
@@ -108,7 +109,7 @@ struct hl {
 	uint64_t vmask, vone;/* the version field, its 1 */
 	uint64_t w;          /* W, or 0 */
 	unsigned smax, x, marked;
-	bool rmw;            /* FWAIT_HLATCH_RMW_RELEASE */
+	bool store;          /* FWAIT_HLATCH_STORE_RELEASE */
 };
 
 /* What the latch calls a state value. */
@@ -127,7 +128,7 @@ static int decode(const struct fwait_hlatch_layout *l, struct hl *h)
 	h->smax = l->shared_max;
 	h->x = l->exclusive;
 	h->marked = l->marked;
-	h->rmw = l->flags & FWAIT_HLATCH_RMW_RELEASE;
+	h->store = l->flags & FWAIT_HLATCH_STORE_RELEASE;
 	return 0;
 }
 
@@ -274,7 +275,7 @@ static int hl_wait(struct fwait_table *t, struct hl_wait *c, bool exclusive,
 	for (;;) {
 		struct fwait_wait_result r;
 		int rc = fw_wait_latch(t, c->word, exclusive ? FWAIT_EXCLUSIVE : 0,
-				       exclusive ? ready_x : ready_s, c, deadline, &r);
+				       exclusive ? ready_x : ready_s, c, deadline, c->h->store, &r);
 		if (rc < 0)
 			return rc;
 		if (r.token == HL_HANDOFF && exclusive)
@@ -401,18 +402,19 @@ static uint64_t release_cb(const struct fwait_wake_report *r, void *arg)
 }
 
 /* After a plain-store release, under the bucket lock (wake_released's
- * callback).  The latch may be anyone's by now.  A due writer chosen: hand
- * it the latch if it is still free (the take a ready() would make, with
- * the token of a handoff, so it cannot lose the race the store opened);
- * if someone took it again, cancel, W set: that holder's release comes
- * back here or to release_cb, the writer still first.  Otherwise only W
- * changes: the store wrote it back clear, and a waiter may have set it
- * between the releaser's load and that store, so it becomes "waiters are
- * still queued".  The take is an acquire: the latch may have been freed
- * by another holder's release since our store.  The W updates are
- * relaxed, as announce()'s: a holder's store that overwrites one is
- * followed by its own wake_released, which finds these waiters counted
- * in the bucket. */
+ * callback).  The latch may be anyone's by now.  Still free: wake the
+ * chosen, or hand it to a due writer among them (the take a ready() would
+ * make, with the token of a handoff, so it cannot lose the race the store
+ * opened), W set to whether waiters are still queued (the store wrote it
+ * back clear, and a waiter may have set it between the releaser's load
+ * and that store).  Taken again: cancel, W set, so that holder's release
+ * comes back to the table (release_cb, or its own wake_released if it is
+ * a store that wipes W again); waking the chosen would only send them to
+ * lose to it.  The caller's own state: wake them (-EAGAIN).  The take is
+ * an acquire: the latch may have been freed by another holder's release
+ * since our store.  The W updates are relaxed, as announce()'s: a
+ * holder's store that overwrites one is followed by its own
+ * wake_released, which finds these waiters counted in the bucket. */
 static uint64_t released_cb(const struct fwait_wake_report *r, void *arg)
 {
 	const struct hl_release *c = arg;
@@ -422,25 +424,18 @@ static uint64_t released_cb(const struct fwait_wake_report *r, void *arg)
 
 	for (;;) {
 		enum hl_kind k = kind_of(h, state_of(h, v));
-		uint64_t nv;
-		if (due && k == HL_FREE) {
-			nv = with_state(h, v, h->x);
-			nv = r->more_waiters ? nv | h->w : nv & ~h->w;
-			if (atomic_compare_exchange_weak_explicit(c->word, &v, nv,
-					memory_order_acquire, memory_order_relaxed))
-				return HL_HANDOFF;
-			continue;
+		bool queued = r->more_waiters || (k != HL_FREE && k != HL_OTHER && r->woken);
+		uint64_t nv = queued ? v | h->w : v & ~h->w;
+		uint64_t token = 0;
+		if (k == HL_FREE && due) {
+			nv = with_state(h, nv, h->x);
+			token = HL_HANDOFF;
+		} else if (k != HL_FREE && k != HL_OTHER && r->woken) {
+			token = FWAIT_WAKE_CANCEL;
 		}
-		if (due && k != HL_OTHER) {
-			if ((v & h->w) || atomic_compare_exchange_weak_explicit(c->word, &v,
-					v | h->w, memory_order_relaxed, memory_order_relaxed))
-				return FWAIT_WAKE_CANCEL;
-			continue;
-		}
-		if (((v & h->w) != 0) == r->more_waiters ||
-		    atomic_compare_exchange_weak_explicit(c->word, &v, v ^ h->w,
-				memory_order_relaxed, memory_order_relaxed))
-			return 0;
+		if (nv == v || atomic_compare_exchange_weak_explicit(c->word, &v, nv,
+				memory_order_acquire, memory_order_relaxed))
+			return token;
 	}
 }
 
@@ -461,7 +456,7 @@ static int wake_released(struct fwait_table *t, const struct hl *h, fwait_atomic
  * table with membarrier, nobody waiting in the bucket: a plain release
  * store (only the holder writes the word, but for a waiter's W, which
  * wake_released restores), then wake_released if someone came meanwhile.
- * Otherwise (shared, FWAIT_HLATCH_RMW_RELEASE, someone waiting, no
+ * Otherwise (shared, no FWAIT_HLATCH_STORE_RELEASE, someone waiting, no
  * membarrier): one release CAS (a W set meanwhile fails it); without W,
  * free, then fwait_wake (which skips the bucket when nobody waits
  * there). */
@@ -481,7 +476,7 @@ static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *
 			nv = bumped(h, nv);
 		/* release: publishes the hold to the next taker's acquire
 		 * CAS, and (exclusive) the version to readers' validate. */
-		if (exclusive && !h->rmw && t->membarrier && !fw_released_waiters(t, word)) {
+		if (exclusive && h->store && t->membarrier && !fw_released_waiters(t, word)) {
 			atomic_store_explicit(word, nv, memory_order_release);
 			return fw_released_waiters(t, word) ? wake_released(t, h, word, to) : 0;
 		}
@@ -601,7 +596,7 @@ int fwait_hlatch_read_begin_slow(struct fwait_table *t, const struct fwait_hlatc
 		if (fwait_spin(t, spin_not_x, &c))
 			continue;
 		struct fwait_wait_result r;
-		int rc = fw_wait_latch(t, word, 0, not_x, &c, deadline, &r);
+		int rc = fw_wait_latch(t, word, 0, not_x, &c, deadline, h.store, &r);
 		if (rc < 0)
 			return rc;
 	}

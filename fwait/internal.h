@@ -375,11 +375,14 @@ void fw_futex64_wake_all(struct fwait_table *t, _Atomic uint64_t *word, uint64_t
 bool fw_futex_supported(void);
 
 /* ---- keyed.c (layer 4), for hlatch.c ---- */
-/* fwait_wait_ex, for a hybrid latch's waits: after counting itself in its
- * bucket (nkeyed), the waiter calls fw_membarrier when the table uses it,
- * so the latch's releases may use fw_released_waiters. */
+/* fwait_wait_ex, for a hybrid latch's waits: store_release (the layout's
+ * FWAIT_HLATCH_STORE_RELEASE), after counting itself in its bucket
+ * (nkeyed), the waiter calls fw_membarrier when the table uses it and the
+ * bucket's episode has not yet had one, so the latch's releases may use
+ * fw_released_waiters. */
 int fw_wait_latch(struct fwait_table *t, const void *key, unsigned flags, fwait_ready_fn ready,
-		  void *arg, const struct timespec *deadline, struct fwait_wait_result *out);
+		  void *arg, const struct timespec *deadline, bool store_release,
+		  struct fwait_wait_result *out);
 /* After a release that made a latch's waiters' ready() true with a store
  * and no fence: whether anyone waits in key's bucket (then the caller
  * wakes them).  Sound only against fw_wait_latch's waiters.  Inline: every

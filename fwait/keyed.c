@@ -99,8 +99,8 @@ static void leave(struct fw_bucket *b)
 /* The wait itself (fwait_wait, fwait_wait_ex, fw_wait_latch).  ex:
  * fwait_wait_ex's contract, which takes FWAIT_SPIN and ends the wait on a
  * wake's token instead of re-checking ready(); fwait_wait's refuses
- * FWAIT_SPIN as an unknown flag, as it always has.  latch: a hybrid
- * latch's wait, whose releases may skip their fence (fw_released_waiters). */
+ * FWAIT_SPIN as an unknown flag, as it always has.  latch: the wait of a
+ * hybrid latch whose releases may be plain stores (fw_released_waiters). */
 static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 		      fwait_ready_fn ready, void *arg, const struct timespec *deadline,
 		      bool ex, bool latch, struct fwait_wait_result *out)
@@ -225,9 +225,10 @@ int fwait_wait_ex(struct fwait_table *t, const void *key, unsigned flags,
 }
 
 int fw_wait_latch(struct fwait_table *t, const void *key, unsigned flags, fwait_ready_fn ready,
-		  void *arg, const struct timespec *deadline, struct fwait_wait_result *out)
+		  void *arg, const struct timespec *deadline, bool store_release,
+		  struct fwait_wait_result *out)
 {
-	return keyed_wait(t, key, flags, ready, arg, deadline, true, true, out);
+	return keyed_wait(t, key, flags, ready, arg, deadline, true, store_release, out);
 }
 
 /* A chosen waiter of key itself: under FWAIT_BROADCAST a wake chooses the

@@ -36,14 +36,14 @@ static const struct fwait_hlatch_layout no_w = {
 	.waiters_bit = -1, .version_shift = 0, .version_bits = 48,
 };
 #define W63 (UINT64_C(1) << 63)
-/* The engine's, releasing exclusive with a CAS. */
-static const struct fwait_hlatch_layout engine_rmw = {
+/* The engine's, releasing exclusive with a plain store while nobody waits. */
+static const struct fwait_hlatch_layout engine_store = {
 	.state_shift = 56, .state_bits = 7, .shared_max = 124, .exclusive = 125,
 	.marked = 126, .waiters_bit = 63, .version_shift = 0, .version_bits = 56,
-	.flags = FWAIT_HLATCH_RMW_RELEASE,
+	.flags = FWAIT_HLATCH_STORE_RELEASE,
 };
 /* The layouts the loop tests run, by index. */
-static const struct fwait_hlatch_layout *const layouts[] = { &engine, &no_w, &engine_rmw };
+static const struct fwait_hlatch_layout *const layouts[] = { &engine, &no_w, &engine_store };
 #define NLAYOUTS 3
 
 static unsigned st(const struct fwait_hlatch_layout *l, fwait_atomic_u64 *w)
@@ -87,7 +87,7 @@ START_TEST(layout_check)
 	ck_assert_int_eq(fwait_hlatch_layout_check(&l), -EINVAL);
 	l = engine; l.flags = 2;                  /* an unknown flag */
 	ck_assert_int_eq(fwait_hlatch_layout_check(&l), -EINVAL);
-	ck_assert_int_eq(fwait_hlatch_layout_check(&engine_rmw), 0);
+	ck_assert_int_eq(fwait_hlatch_layout_check(&engine_store), 0);
 	/* Every call refuses a bad layout. */
 	fwait_atomic_u64 w = 0;
 	uint64_t snap;
@@ -285,9 +285,9 @@ START_TEST(overwritten_w_is_restored)
 	struct fwait_table *t;
 	ck_assert_int_eq(fwait_table_create(&t, &cfg), 0);
 	fwait_atomic_u64 w = 0;
-	ck_assert_int_eq(fwait_hlatch_lock(t, &engine, &w, NULL), 0);
-	struct latcher c[2] = { { .t = t, .l = &engine, .word = &w },
-				{ .t = t, .l = &engine, .word = &w } };
+	ck_assert_int_eq(fwait_hlatch_lock(t, &engine_store, &w, NULL), 0);
+	struct latcher c[2] = { { .t = t, .l = &engine_store, .word = &w },
+				{ .t = t, .l = &engine_store, .word = &w } };
 	pthread_t tids[2];
 	park_latcher(&c[0], &tids[0], 0);
 	park_latcher(&c[1], &tids[1], 1);
@@ -295,7 +295,7 @@ START_TEST(overwritten_w_is_restored)
 
 	uint64_t freed = 1; /* free (state 0), version 1, W clear */
 	atomic_store(&w, freed);
-	ck_assert_int_eq(fwait_hlatch_unlocked(t, &engine, &w, 0), 0);
+	ck_assert_int_eq(fwait_hlatch_unlocked(t, &engine_store, &w, 0), 0);
 	/* The oldest writer wakes and takes it; the other is still queued,
 	 * and W says so again. */
 	th_join_all(&tids[0], 1, TH_DEADLINE_MS, "oldest writer", t);
@@ -303,13 +303,13 @@ START_TEST(overwritten_w_is_restored)
 	ck_assert_uint_eq(c[0].seen & W63, W63);
 	ck_assert(!atomic_load(&c[1].done));
 	ck_assert_uint_eq(th_parked(t), 1);
-	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &w), 0);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine_store, &w), 0);
 	th_join_all(&tids[1], 1, TH_DEADLINE_MS, "second writer", t);
 	ck_assert_int_eq(c[1].rc, 0);
 	ck_assert_uint_eq(atomic_load(&w) & W63, 0);
-	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine, &w), 0);
+	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine_store, &w), 0);
 	ck_assert_uint_eq(atomic_load(&w), 3); /* free, version 3, W clear */
-	ck_assert_int_eq(fwait_hlatch_unlocked(NULL, &engine, &w, 0), -EINVAL);
+	ck_assert_int_eq(fwait_hlatch_unlocked(NULL, &engine_store, &w, 0), -EINVAL);
 	fwait_table_destroy(t);
 }
 END_TEST
@@ -590,7 +590,7 @@ static void stress_run(struct fwait_table *t, const struct fwait_hlatch_layout *
 
 static const char *layout_label(int i)
 {
-	static const char *const names[NLAYOUTS] = { "engine", "no-w", "engine-rmw" };
+	static const char *const names[NLAYOUTS] = { "engine", "no-w", "engine-store" };
 	return names[i];
 }
 

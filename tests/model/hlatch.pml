@@ -49,7 +49,8 @@
  *            read_begin: done while the state is not XS (its load, then
  *            its ready(), not_x), else set W and sleep as a shared sleeper;
  *            a token ends its wait and it looks again.
- *   unlock:  exclusive with W clear (its load), and (a nondeterministic
+ *   unlock:  (FWAIT_HLATCH_STORE_RELEASE) exclusive with W clear (its
+ *            load), and (a nondeterministic
  *            choice: its first read of nkeyed, whatever it returned)
  *            nobody waiting in the bucket: a plain store of FREE, W
  *            clear, over the value read, so a W a waiter set since is
@@ -57,13 +58,13 @@
  *            (store buffering, the one reordering the missing fence
  *            allows: the store waits in pend until this thread's next
  *            step or another's membarrier drains it); nkeyed not 0: the
- *            wake below, whose callback (released_cb) hands the latch to
- *            a due writer if it is still free, cancels the wake (W set)
- *            if a due writer finds it taken again, and otherwise sets W
- *            to more_waiters (the latch is not the releaser's any more).  A waiter's
+ *            wake below, whose callback (released_cb), the latch still
+ *            free, hands it to a due writer or wakes the chosen, W set to
+ *            more_waiters; the latch taken again (not the releaser's any
+ *            more), cancels the wake and sets W.  A waiter's
  *            fwait_wait_ex makes one membarrier between nkeyed++ and its
  *            first ready(), dropping the bucket lock around it (keyed.c):
- *            it drains pend.  -DRMW_RELEASE (FWAIT_HLATCH_RMW_RELEASE),
+ *            it drains pend.  -DCAS_RELEASE (a layout without FWAIT_HLATCH_STORE_RELEASE: the default),
  *            an exclusive release that chose otherwise, and every shared
  *            release: one CAS: a shared holder that is
  *            not the last decrements; the last holder frees while W is
@@ -115,7 +116,7 @@
  *                             and the waiter's ready() misses the store.
  *   -DBROKEN_TOKEN_RELEASE    a handoff also frees the state: a barger and
  *                             the handed writer both own the latch.
- * and, where W decides (-DRMW_RELEASE: the CAS release skips the table
+ * and, where W decides (-DCAS_RELEASE: the CAS release skips the table
  * while W is clear; a store release reads nkeyed whatever W says):
  *   -DBROKEN_CB_CLEARS_W      the callback clears W whatever more_waiters
  *                             says: a handed-over holder's unlock then
@@ -460,7 +461,7 @@ inline hlatch_lock() {
 /* ---- fwait_hlatch_unlock (ex) / unlock_shared (!ex) ---------------------- */
 
 inline hlatch_unlock() {
-#ifndef RMW_RELEASE
+#ifndef CAS_RELEASE
 	/* exclusive, W clear: a plain store over the value read */
 	atomic { oldw = lw };
 	if
@@ -494,14 +495,15 @@ inline hlatch_unlock() {
 				if :: w < NT && steals[w] >= MAXS -> due = true :: else -> skip fi;
 #endif
 				if
-				:: w < NT && due && ls == FREE ->
+				:: ls == FREE && w < NT && due ->
 					/* still free: hand it to the due writer */
 					ls = XS; t = HANDOFF; lw = (qlen > 0)
-				:: w < NT && due && ls != FREE ->
+				:: ls == FREE && !(w < NT && due) -> t = 0; lw = (qlen > 0)
+				:: ls != FREE && chosen != 0 ->
 					/* taken meanwhile: cancel, W set, so
 					 * that holder's release comes back */
 					uncollect(); lw = true
-				:: else -> t = 0; lw = (qlen > 0)
+				:: ls != FREE && chosen == 0 -> lw = (qlen > 0)
 				fi;
 				npost--; due = false; w = 0; bl = 0
 			};
@@ -534,7 +536,7 @@ inline hlatch_unlock() {
 		:: else -> got = false
 		fi
 	};
-#ifndef RMW_RELEASE
+#ifndef CAS_RELEASE
 	:: else -> skip
 	fi;
 #endif

@@ -11,10 +11,12 @@
  * one process, for each regime asked for (all three by default: none,
  * -C 200, -H 50).  The variants differ in the word's layout only as their
  * locks need and in how a thread waits for a held lock:
- *   fwait   fwait::hybrid_latch on an engine's page-state layout (state
+ *   fwait   fwait::fixed_hybrid_latch on an engine's page-state layout (state
  *           in bits 56..62, W bit 63, version bits 0..55): spin, then a
  *           keyed wait on the word; unlock calls into the table only
  *           while W is set
+ *   fw-store  (-S) the same with FWAIT_HLATCH_STORE_RELEASE: an
+ *           uncontended exclusive release is a plain store
  *   atomic  bit 0 held, version above; word.wait(seen), and
  *           word.notify_one() after every release (C++20)
  *   spin    the same word; CAS to take, a release store to free; a pause
@@ -27,7 +29,8 @@
  * (fairness) and, for fwait, the unlocks that called into the table
  * (fwait_stats slow_wakes / unlocks).  Then, uncontended (one thread, a
  * free lock): ns per lock+unlock pair, and fwait's table calls per unlock
- * when nobody waits (0 by design: W is clear).
+ * when nobody waits (0 by design: W is clear), for fwait, fw-store and
+ * fwait-ref (fwait::hybrid_latch: the layout read at run time).
  */
 #include <atomic>
 #include <cerrno>
@@ -120,7 +123,10 @@ struct atomic_wait_lock {
 
 /* An engine's page state: shared holders 1..124, exclusive 125, marked
  * 126 (127 would be the engine's "evicted"); W bit 63; version 0..55. */
-const fwait_hlatch_layout page_layout = { 56, 7, 124, 125, 126, 63, 0, 56, 0 };
+constexpr fwait_hlatch_layout page_layout = { 56, 7, 124, 125, 126, 63, 0, 56, 0 };
+/* The same, releasing with a plain store while nobody waits (fwait.h). */
+constexpr fwait_hlatch_layout page_layout_store = { 56, 7, 124, 125, 126, 63, 0, 56,
+						    FWAIT_HLATCH_STORE_RELEASE };
 
 void must(int rc, const char *what)
 {
@@ -149,6 +155,7 @@ template <class Latch> struct basic_fwait_lock {
 	void unlock() { must(latch.unlock(), "unlock"); }
 };
 using fwait_lock = basic_fwait_lock<fwait::fixed_hybrid_latch<page_layout>>;
+using fwait_store_lock = basic_fwait_lock<fwait::fixed_hybrid_latch<page_layout_store>>;
 using fwait_ref_lock = basic_fwait_lock<fwait::hybrid_latch>;
 
 struct regime {
@@ -159,6 +166,7 @@ struct params {
 	unsigned threads = 8;
 	regime hold = { 0, 0 };
 	double seconds = 1.0;
+	bool store = false; /* -S: also the fw-store variant */
 };
 
 void hold(const regime &h)
@@ -274,6 +282,12 @@ void run_regime(fwait_table *t, const params &p)
 		uint64_t n = run("fwait", l, p);
 		printf(" %12.4f\n", slow_wakes(t) / (double)(n ? n : 1));
 	}
+	if (p.store) {
+		fwait_store_lock l(t);
+		fwait_stats_reset(t);
+		uint64_t n = run("fw-store", l, p);
+		printf(" %12.4f\n", slow_wakes(t) / (double)(n ? n : 1));
+	}
 	{
 		atomic_wait_lock l;
 		run("atomic", l, p);
@@ -288,9 +302,11 @@ void run_regime(fwait_table *t, const params &p)
 
 void usage()
 {
-	fputs("usage: version_lock_bench [-t THREADS] [-C NS] [-H US] [-0] [-d SECONDS]\n"
+	fputs("usage: version_lock_bench [-t THREADS] [-C NS] [-H US] [-0] [-d SECONDS] [-M] [-S]\n"
 	      "  each of -C NS (compute hold), -H US (sleeping hold) and -0 (no hold) adds a\n"
-	      "  regime; none given: -0 -C 200 -H 50\n",
+	      "  regime; none given: -0 -C 200 -H 50.  -M: the table's no_membarrier (every\n"
+	      "  latch release a CAS).  -S: the contended runs also with\n"
+	      "  FWAIT_HLATCH_STORE_RELEASE (fw-store)\n",
 	      stderr);
 	exit(2);
 }
@@ -301,8 +317,9 @@ int main(int argc, char **argv)
 {
 	params p;
 	std::vector<regime> regimes;
+	fwait_config cfg = fwait_config();
 	int c;
-	while ((c = getopt(argc, argv, "t:C:H:0d:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:C:H:0d:MSh")) != -1) {
 		char *end = nullptr;
 		switch (c) {
 		case 't': p.threads = (unsigned)strtoul(optarg, &end, 10); break;
@@ -310,6 +327,8 @@ int main(int argc, char **argv)
 		case 'H': regimes.push_back({ 0, strtoull(optarg, &end, 10) }); break;
 		case '0': regimes.push_back({ 0, 0 }); break;
 		case 'd': p.seconds = strtod(optarg, &end); break;
+		case 'M': cfg.no_membarrier = true; break;
+		case 'S': p.store = true; break;
 		default: usage();
 		}
 		if (end && *end)
@@ -323,7 +342,7 @@ int main(int argc, char **argv)
 		if (r.sleep_us >= 1000000)
 			usage();
 	fwait_table *t = nullptr;
-	if (fwait_table_create(&t, nullptr) != 0)
+	if (fwait_table_create(&t, &cfg) != 0)
 		return 1;
 	printf("# version_lock_bench: %ld CPUs\n", sysconf(_SC_NPROCESSORS_ONLN));
 	for (const regime &r : regimes) {
@@ -334,19 +353,22 @@ int main(int argc, char **argv)
 	const unsigned batches = 32;
 	const uint64_t pairs = 1u << 17;
 	fwait_lock fl(t);
+	fwait_store_lock sfl(t);
 	fwait_ref_lock rl(t);
 	atomic_wait_lock al;
 	spin_lock sl;
 	fwait_stats_reset(t);
 	double f_ns = uncontended_ns(fl, batches, pairs);
 	double f_table = slow_wakes(t) / ((double)batches * (double)pairs);
+	double st_ns = uncontended_ns(sfl, batches, pairs);
 	double r_ns = uncontended_ns(rl, batches, pairs);
 	double a_ns = uncontended_ns(al, batches, pairs);
 	double s_ns = uncontended_ns(sl, batches, pairs);
 	printf("# uncontended, 1 thread: ns per lock+unlock pair, best of %u batches of %" PRIu64 "\n",
 	       batches, pairs);
-	printf("fwait %.2f (table/unlock %.4f)  fwait-ref %.2f  atomic %.2f  spin %.2f"
-	       "  fwait/spin %.2f\n", f_ns, f_table, r_ns, a_ns, s_ns, f_ns / s_ns);
+	printf("fwait %.2f (table/unlock %.4f)  fw-store %.2f  fwait-ref %.2f  atomic %.2f"
+	       "  spin %.2f  fw-store/spin %.2f\n", f_ns, f_table, st_ns, r_ns, a_ns, s_ns,
+	       st_ns / s_ns);
 	fwait_table_destroy(t);
 	return 0;
 }

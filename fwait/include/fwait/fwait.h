@@ -282,10 +282,10 @@ struct fwait_config {
 	 * "Statistics on and off". */
 	bool stats_off;
 	/* false (default): on Linux with membarrier(2), register the process
-	 * for MEMBARRIER_CMD_PRIVATE_EXPEDITED, and hybrid latches on this
-	 * table release exclusive with a plain store: their waiters pay one
-	 * membarrier per wait instead (fwait_hlatch_unlock).  true, or where
-	 * membarrier is missing: a full fence after that store instead. */
+	 * for MEMBARRIER_CMD_PRIVATE_EXPEDITED, so that hybrid latches whose
+	 * layout sets FWAIT_HLATCH_STORE_RELEASE may release exclusive with a
+	 * plain store (their waiters pay a membarrier instead).  true, or
+	 * where membarrier is missing: every latch release is a CAS. */
 	bool no_membarrier;
 };
 
@@ -625,19 +625,20 @@ bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
  * optionally one waiters bit W (set by a waiter under the bucket lock; a
  * release that sees it goes slow, wakes, and leaves it saying whether
  * waiters are still queued).  Bits outside the three are the caller's and
- * kept as they are: change them only with atomic RMWs, and not while
- * another thread holds the latch exclusive, whose release writes them
- * back as it read them (or set FWAIT_HLATCH_RMW_RELEASE).
+ * kept as they are: change them only with atomic RMWs (and, under
+ * FWAIT_HLATCH_STORE_RELEASE, not while another thread holds the latch
+ * exclusive: its release writes them back as it read them).
  *
- * Uncontended, taking is one load and one CAS; an exclusive release is
- * one load, one plain store and a read of the waiter count of the word's
- * bucket (no locked instruction), a shared release one CAS; a release
- * takes the table's lock only while someone waits in that bucket.  The
- * store is safe because the latch's waiters pay for it: each wait makes
- * one membarrier(2) call after it counts itself in, which orders every
- * running thread as a full fence would (liburcu's urcu-memb does the
- * same for its readers); without membarrier, or with the table's
- * no_membarrier, the release runs a full fence after its store instead.
+ * Uncontended, taking is one load and one CAS, a release one CAS, and
+ * with W clear a release takes no table lock.  Under
+ * FWAIT_HLATCH_STORE_RELEASE an exclusive release that finds nobody
+ * waiting in the word's bucket is one plain store and a read of the
+ * bucket's waiter count instead (no locked instruction).  The store is
+ * safe because the latch's waiters pay for it: the first waiter of a
+ * contention episode in the bucket makes one membarrier(2) call after it
+ * counts itself in, which orders every running thread as a full fence
+ * would (liburcu's urcu-memb does the same for its readers); without
+ * membarrier, or with the table's no_membarrier, the flag is ignored.
  * Contended: spin (the table's spin_ns), then sleep as a keyed waiter on
  * the word's address, shared and exclusive waiters on that one key; the
  * take runs inside ready() under the bucket lock, so a woken writer that
@@ -668,14 +669,19 @@ struct fwait_hlatch_layout {
 	int8_t waiters_bit;    /* W, outside both fields; -1: no W */
 	uint8_t version_shift; /* lowest bit of the version field */
 	uint8_t version_bits;  /* its width, 1..62, outside the state field */
-	uint8_t flags;         /* FWAIT_HLATCH_RMW_RELEASE, or 0 */
+	uint8_t flags;         /* FWAIT_HLATCH_STORE_RELEASE, or 0 */
 };
 
-/* fwait_hlatch_layout.flags: release exclusive with a CAS instead of a
- * plain store, for words whose caller bits other threads change while the
- * latch is held exclusive (a clock's reference bit set by fetch_or): a
- * plain store would write back the bits as the releaser read them. */
-#define FWAIT_HLATCH_RMW_RELEASE 1u
+/* fwait_hlatch_layout.flags: an uncontended exclusive release is a plain
+ * store instead of a CAS (on a table with membarrier; see "Uncontended"
+ * above): an uncontended lock + unlock then costs about a CAS and a store,
+ * but each contention episode of a bucket costs a membarrier(2), which
+ * interrupts every CPU running the process (tens of microseconds on a VM),
+ * and under heavy contention the wakes it adds cost more than the CAS
+ * saves (docs/benchmarks.md).  Not for words whose caller bits other
+ * threads change while the latch is held exclusive (a clock's reference
+ * bit set by fetch_or): the store would write them back as it read them. */
+#define FWAIT_HLATCH_STORE_RELEASE 1u
 
 /* 0 if the layout is usable, -EINVAL otherwise (fields overlapping or
  * past bit 63, exclusive or marked not fitting, shared_max >= exclusive,
@@ -783,7 +789,7 @@ static inline bool fwait_hl_valid_(const struct fwait_hlatch_layout *l)
 	if (l == NULL || l->state_bits < 2 || l->state_bits > 16 ||
 	    l->state_shift + l->state_bits > 64 || l->version_bits < 1 ||
 	    l->version_bits > 62 || l->version_shift + l->version_bits > 64 ||
-	    l->waiters_bit < -1 || l->waiters_bit > 63 || (l->flags & ~FWAIT_HLATCH_RMW_RELEASE))
+	    l->waiters_bit < -1 || l->waiters_bit > 63 || (l->flags & ~FWAIT_HLATCH_STORE_RELEASE))
 		return false;
 	uint64_t top = fwait_hl_smax_(l), smask = top << l->state_shift;
 	return l->exclusive != 0 && l->exclusive <= top && l->exclusive > l->shared_max &&
@@ -835,12 +841,13 @@ static inline int fwait_hl_lock_(struct fwait_table *t, const struct fwait_hlatc
 static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				   fwait_atomic_u64 *word, const fwait_atomic_u32 *waiters)
 {
-	if (!(l->flags & FWAIT_HLATCH_RMW_RELEASE)) {
+	{
 		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
 		uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
 			      ((v + (UINT64_C(1) << l->version_shift)) & vm);
 		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
-			if (waiters != NULL && FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
+			if ((l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL &&
+			    FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
 				FWAIT_HL_STORE_(word, nv, release);
 				FWAIT_HL_COMPILER_BARRIER_();
 				if (FWAIT_HL_LOAD_(waiters, relaxed) == 0)
