@@ -64,6 +64,9 @@ namespace {
 
 const unsigned kShared_max = 124, kExclusive = 125, kMarked = 126, kEvicted = 127;
 constexpr fwait_hlatch_layout kLayout = { 56, 7, kShared_max, kExclusive, kMarked, 63, 0, 56, 0 };
+/* The same, releasing exclusive with a plain store while nobody waits. */
+constexpr fwait_hlatch_layout kStoreLayout = { 56, 7, kShared_max, kExclusive, kMarked, 63, 0, 56,
+					       FWAIT_HLATCH_STORE_RELEASE };
 const uint64_t kStateMask = UINT64_C(0x7f) << 56;
 const uint64_t kW = UINT64_C(1) << 63;
 const uint64_t kVersionMask = (UINT64_C(1) << 56) - 1;
@@ -477,18 +480,19 @@ void test_guards(fwait_table *t)
 
 /* fixed_hybrid_latch: the same calls with the layout folded in; its
  * guards; and threads contending on it (each hold counted, the version
- * moved by each exclusive release, W clear at the end). */
+ * moved by each exclusive release, W clear at the end).  L: kLayout, or
+ * kStoreLayout (the inline store release and its count, waiters_). */
 void hold_pause(unsigned i);
-typedef fwait::fixed_hybrid_latch<kLayout> fixed_latch;
-static_assert(!std::is_constructible<fixed_latch, fwait_table *, fwait_hlatch_layout,
-				     fwait_atomic_u64 &>::value,
+static_assert(!std::is_constructible<fwait::fixed_hybrid_latch<kLayout>, fwait_table *,
+				     fwait_hlatch_layout, fwait_atomic_u64 &>::value,
 	      "a fixed latch takes no layout");
 
-void test_fixed_latch(fwait_table *t)
+template <const fwait_hlatch_layout &L> void test_fixed_latch(fwait_table *t)
 {
+	typedef fwait::fixed_hybrid_latch<L> fixed_latch;
 	fwait_atomic_u64 w(0);
 	fixed_latch l(t, w);
-	CHECK(&l.layout() == &kLayout);
+	CHECK(&l.layout() == &L);
 	CHECK_EQ(l.lock(), 0);
 	CHECK_EQ(l.state(w.load()), kExclusive);
 	CHECK_EQ(l.try_lock(), -EBUSY);
@@ -851,7 +855,8 @@ int main()
 		test_tokens(t, c);
 		test_latch_states(t);
 		test_guards(t);
-		test_fixed_latch(t);
+		test_fixed_latch<kLayout>(t);
+		test_fixed_latch<kStoreLayout>(t);
 		fwait_stats_reset(t);
 		/* Under BROADCAST too: its wakes choose every waiter of the
 		 * bucket, and the producer's item tokens once reached the
