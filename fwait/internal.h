@@ -389,22 +389,27 @@ int fw_wait_latch(struct fwait_table *t, const void *key, unsigned flags, fwait_
  * uncontended exclusive release of a hybrid latch runs it. */
 static inline bool fw_released_waiters(const struct fwait_table *t, const void *key)
 {
+	_Atomic uint32_t *n = &fw_bucket_of(t, key)->nkeyed;
 	/* The releaser's half.  With membarrier, no fence: the caller's
 	 * store and our read of nkeyed may pass each other in this thread,
-	 * but each latch waiter's fw_membarrier (keyed_wait) puts a full
-	 * barrier into this thread somewhere during that call: before the
-	 * store (then the read, after it, sees the waiter's increment),
-	 * after the read (then the waiter's ready(), after the call, sees
-	 * the store), or between them (Dekker's pair with a fence on each
-	 * side).  Without membarrier, keyed.c's seq_cst fence (its design note).  A
-	 * compiler barrier keeps the store and the read in program order
-	 * either way (the caller's is its own; the call is not always one:
-	 * LTO). */
-	if (t->membarrier)
+	 * but the membarrier of a latch waiter's episode (keyed_wait) puts a
+	 * full barrier into this thread somewhere during that call: before
+	 * the store (then the read, after it, sees the waiter's increment),
+	 * after the read (then the waiter's ready(), after the call, sees the
+	 * store), or between them (Dekker's pair with a fence on each side).
+	 * A compiler barrier keeps the store and the read in program order
+	 * (the caller's is its own; the call is not always one: LTO).
+	 * Without membarrier, a seq_cst RMW that adds 0: if it follows the
+	 * waiter's seq_cst increment in nkeyed's order it reads it; if it
+	 * precedes it, the increment reads from it, which makes our store
+	 * happen before the waiter's ready().  (Not keyed.c's fence pair:
+	 * GCC refuses thread fences under ThreadSanitizer, which would then
+	 * see no order here at all.) */
+	if (t->membarrier) {
 		atomic_signal_fence(memory_order_seq_cst);
-	else
-		atomic_thread_fence(memory_order_seq_cst);
-	return atomic_load_explicit(&fw_bucket_of(t, key)->nkeyed, memory_order_relaxed) != 0;
+		return atomic_load_explicit(n, memory_order_relaxed) != 0;
+	}
+	return atomic_fetch_add_explicit(n, 0, memory_order_seq_cst) != 0;
 }
 
 /* bitops.c (layer 4) and table.c (layer 5) define only the public API
