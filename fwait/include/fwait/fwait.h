@@ -833,31 +833,29 @@ static inline int fwait_hl_lock_(struct fwait_table *t, const struct fwait_hlatc
 	}
 	return fwait_hlatch_lock_slow(t, l, word, deadline);
 }
-/* waiters: fwait_hlatch_waiters(t, word).  While nobody waits in the
- * word's bucket, an exclusive release is a plain store, then a second
- * look at the count (fwait_hlatch_unlocked when it is not 0); while
- * someone does, or without membarrier (NULL), one release CAS that keeps
- * W exact, as a shared release (hlatch.c). */
+/* waiters: fwait_hlatch_waiters(t, word) (NULL: no membarrier, or not
+ * needed).  Under FWAIT_HLATCH_STORE_RELEASE, while nobody waits in the
+ * word's bucket, an exclusive release is a plain store, then a second look
+ * at the count (fwait_hlatch_unlocked when it is not 0); otherwise one
+ * release CAS that keeps W exact, as a shared release (hlatch.c). */
 static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				   fwait_atomic_u64 *word, const fwait_atomic_u32 *waiters)
 {
-	{
-		uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
-		uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
-			      ((v + (UINT64_C(1) << l->version_shift)) & vm);
-		if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
-			if ((l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL &&
-			    FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
-				FWAIT_HL_STORE_(word, nv, release);
-				FWAIT_HL_COMPILER_BARRIER_();
-				if (FWAIT_HL_LOAD_(waiters, relaxed) == 0)
-					return 0;
-				return fwait_hlatch_unlocked(t, l, word, 0);
-			}
-			/* Without W, a CAS release must wake: the slow path. */
-			if (l->waiters_bit >= 0 && FWAIT_HL_CAS_(word, v, nv, release))
+	uint64_t v = FWAIT_HL_LOAD_(word, relaxed), vm = fwait_hl_vmask_(l);
+	uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
+		      ((v + (UINT64_C(1) << l->version_shift)) & vm);
+	if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
+		if ((l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL &&
+		    FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
+			FWAIT_HL_STORE_(word, nv, release);
+			FWAIT_HL_COMPILER_BARRIER_();
+			if (FWAIT_HL_LOAD_(waiters, relaxed) == 0)
 				return 0;
+			return fwait_hlatch_unlocked(t, l, word, 0);
 		}
+		/* Without W, a CAS release must wake: the slow path. */
+		if (l->waiters_bit >= 0 && FWAIT_HL_CAS_(word, v, nv, release))
+			return 0;
 	}
 	return fwait_hlatch_unlock_slow(t, l, word);
 }
@@ -934,7 +932,8 @@ static inline int fwait_hlatch_unlock(struct fwait_table *t, const struct fwait_
 				      fwait_atomic_u64 *word)
 {
 	return t != NULL && word != NULL && fwait_hl_valid_(l) ?
-	       fwait_hl_unlock_(t, l, word, fwait_hlatch_waiters(t, word)) :
+	       fwait_hl_unlock_(t, l, word, (l->flags & FWAIT_HLATCH_STORE_RELEASE) ?
+					    fwait_hlatch_waiters(t, word) : NULL) :
 	       fwait_hlatch_unlock_slow(t, l, word);
 }
 
