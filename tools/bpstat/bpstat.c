@@ -33,6 +33,7 @@
 #include <time.h>
 
 #include "statsread.h"
+#include "toolutil.h"
 #include "util/clock.h"
 #include "util/emitter.h"
 #include "util/opt.h"
@@ -393,6 +394,8 @@ int main(int argc, char **argv)
 		{"help", 0, 0, 'h'}, {0, 0, 0, 0}};
 	static struct bp_statsfile snap[2];
 	double interval = 1.0;
+	if (tool_version_asked(argc, argv))
+		return tool_version_print("bpstat");
 	uint64_t count = 0;
 	unsigned top = 3;
 	bool json = false, wide = false, list_only = false;
