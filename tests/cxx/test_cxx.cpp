@@ -69,8 +69,15 @@ static_assert(!std::is_copy_constructible<fwait::bit_lock_guard>::value &&
 		      !std::is_copy_constructible<fwait::bit64_lock_guard>::value &&
 		      !std::is_copy_assignable<fwait::bit_lock_guard>::value &&
 		      !std::is_copy_constructible<bufpool::page_guard>::value &&
-		      !std::is_copy_assignable<bufpool::page_guard>::value,
-	      "the guards are not copyable");
+		      !std::is_copy_assignable<bufpool::page_guard>::value &&
+		      !std::is_copy_constructible<bufpool::pool>::value &&
+		      !std::is_copy_constructible<fwait::table>::value,
+	      "the guards and owners are not copyable");
+static_assert(std::is_nothrow_move_constructible<bufpool::page_guard>::value &&
+		      std::is_nothrow_move_assignable<bufpool::page_guard>::value &&
+		      std::is_nothrow_move_constructible<bufpool::pool>::value &&
+		      std::is_nothrow_move_assignable<fwait::table>::value,
+	      "the guards and owners move");
 
 #define LAYOUT_VALUE(e) (e),
 #define LAYOUT_NAME(e) #e,
@@ -323,6 +330,27 @@ static void test_keyed(fwait_table *t)
 
 static void test_fwait()
 {
+	{
+		/* fwait::table owns its table: created, moved, destroyed. */
+		fwait::table a;
+		CHECK(!a);
+		fwait_config bad = fwait_config();
+		bad.policy = FWAIT_POLICY_COUNT;
+		CHECK_EQ(a.create(&bad), -EINVAL);
+		CHECK(!a);
+		CHECK_EQ(a.create(), 0);
+		fwait_table *raw = a.get();
+		CHECK(raw != nullptr);
+		fwait::table b(std::move(a));
+		CHECK(!a && b.get() == raw);
+		std::atomic<uint32_t> w(0);
+		{
+			fwait::bit_lock_guard g(b.get(), w, 0);
+			CHECK(g);
+		}
+		b.reset();
+		CHECK(!b);
+	}
 	for (int p = 0; p < FWAIT_POLICY_COUNT; p++) {
 		fwait_policy policy = static_cast<fwait_policy>(p);
 		fwait_table *t = table_of(policy);
@@ -513,12 +541,46 @@ static void test_bufpool()
 	CHECK_EQ(bp_flush(pool), 0);
 	CHECK_EQ(bp_close(pool), 0);
 
-	/* Reopened: what was written is in the file. */
-	pool = open_pool(path, 0);
-	CHECK_EQ(bp_page_count(pool), 2);
-	check_page(pool, 0, 0xa5, total);
-	check_page(pool, 1, 0x3c, 77);
-	CHECK_EQ(bp_close(pool), 0);
+	/* Reopened through bufpool::pool: what was written is in the file;
+	 * a guard moves out of its scope and keeps the page, and a move
+	 * assignment releases the target's page first. */
+	{
+		bufpool::pool owner;
+		CHECK(!owner);
+		CHECK_EQ(owner.close(), 0);
+		bp_config cfg;
+		bp_config_init(&cfg);
+		cfg.path = path.c_str();
+		cfg.page_size = kPageSize;
+		cfg.nframes = 8;
+		CHECK_EQ(owner.open(cfg), 0);
+		CHECK_EQ(owner.open(cfg), -EBUSY);
+		CHECK_EQ(bp_page_count(owner.get()), 2);
+		check_page(owner.get(), 0, 0xa5, total);
+		check_page(owner.get(), 1, 0x3c, 77);
+		bufpool::page_guard moved(owner.get(), 1000, BP_LATCH_SHARED); /* holds nothing */
+		{
+			bufpool::page_guard g(owner.get(), 0, BP_LATCH_SHARED);
+			CHECK(g);
+			moved = std::move(g);
+			CHECK(!g);
+		}
+		CHECK(moved);
+		CHECK_EQ(moved.pageno(), 0);
+		CHECK_EQ(bp_evict_page(owner.get(), 0), -EBUSY); /* still pinned */
+		bufpool::page_guard other(owner.get(), 1, BP_LATCH_SHARED);
+		moved = std::move(other); /* releases page 0 first */
+		CHECK_EQ(moved.pageno(), 1);
+		CHECK_EQ(bp_evict_page(owner.get(), 0), 0);
+		CHECK_EQ(owner.close(), -EBUSY); /* page 1 is pinned: still open */
+		CHECK(owner);
+		CHECK_EQ(moved.release(), 0);
+		bufpool::pool second(std::move(owner));
+		CHECK(!owner && second);
+		CHECK_EQ(second.close(), 0);
+		CHECK(!second);
+		CHECK_EQ(second.open(cfg), 0); /* the destructor closes it */
+	}
 
 	CHECK_EQ(unlink(path.c_str()), 0);
 	CHECK_EQ(rmdir(dir.c_str()), 0);

@@ -15,6 +15,7 @@
 #error "bufpool/bufpool.hpp is a C++ header; C callers include bufpool/bufpool.h"
 #endif
 
+#include <cerrno>
 #include <cstdint>
 
 #include "bufpool/bufpool.h"
@@ -34,8 +35,9 @@ namespace bufpool {
  *   g.mark_dirty();
  *
  * The latch is not recursive and follows bp_latch's rules (exclusive also
- * waits for write-back); do not call bp_flush while holding one.  Not
- * copyable or movable; the pool must outlive the guard.
+ * waits for write-back); do not call bp_flush while holding one.  Movable
+ * (a moved-from guard holds nothing; a move assignment releases what the
+ * target held first), not copyable; the pool must outlive the guard.
  */
 class page_guard {
 public:
@@ -63,6 +65,23 @@ public:
 
 	page_guard(const page_guard &) = delete;
 	page_guard &operator=(const page_guard &) = delete;
+	page_guard(page_guard &&o) noexcept
+		: pool_(o.pool_), frame_(o.frame_), mode_(o.mode_), error_(o.error_)
+	{
+		o.frame_ = nullptr;
+	}
+	page_guard &operator=(page_guard &&o) noexcept
+	{
+		if (this != &o) {
+			release();
+			pool_ = o.pool_;
+			frame_ = o.frame_;
+			mode_ = o.mode_;
+			error_ = o.error_;
+			o.frame_ = nullptr;
+		}
+		return *this;
+	}
 
 	/* 0 if the page was pinned and latched, else the failing call's
 	 * negative errno (bp_get / bp_get_timed, or bp_latch). */
@@ -110,6 +129,71 @@ private:
 	bp_frame *frame_;
 	bp_latch_mode mode_;
 	int error_;
+};
+
+/*
+ * Owns a pool: open() is bp_open into it, close() is bp_close (0, or the
+ * errno with the pool still open and owned, as bp_close leaves it), and
+ * the destructor closes what is still open.  A destructor cannot report
+ * an error, so one whose bp_close fails (a write or fsync error, already
+ * logged through the pool's log callback) gives up with bp_discard: the
+ * pages that could not be written are dropped.  Call close() first where
+ * that matters.  Movable (the moved-from owns nothing), not copyable.
+ *
+ *   bufpool::pool p;
+ *   bp_config cfg;
+ *   bp_config_init(&cfg);
+ *   cfg.path = "db";
+ *   if (int rc = p.open(cfg)) return rc;
+ *   bufpool::page_guard g(p.get(), 0, BP_LATCH_SHARED);
+ *   ...
+ *   return p.close();
+ */
+class pool {
+public:
+	pool() noexcept : p_(nullptr) {}
+	~pool() { discard_on_failed_close(); }
+	pool(const pool &) = delete;
+	pool &operator=(const pool &) = delete;
+	pool(pool &&o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+	pool &operator=(pool &&o) noexcept
+	{
+		if (this != &o) {
+			discard_on_failed_close();
+			p_ = o.p_;
+			o.p_ = nullptr;
+		}
+		return *this;
+	}
+
+	/* bp_open; -EBUSY (nothing done) while this owns an open pool. */
+	int open(const bp_config &cfg) noexcept
+	{
+		return p_ != nullptr ? -EBUSY : bp_open(&p_, &cfg);
+	}
+	/* bp_close: 0 (nothing owned after), or its errno with the pool
+	 * still open and owned.  0 if nothing is owned. */
+	int close() noexcept
+	{
+		if (p_ == nullptr)
+			return 0;
+		int rc = bp_close(p_);
+		if (rc == 0)
+			p_ = nullptr;
+		return rc;
+	}
+	bp_pool *get() const noexcept { return p_; }
+	explicit operator bool() const noexcept { return p_ != nullptr; }
+
+private:
+	void discard_on_failed_close() noexcept
+	{
+		if (p_ != nullptr && bp_close(p_) != 0)
+			(void)bp_discard(p_);
+		p_ = nullptr;
+	}
+
+	bp_pool *p_;
 };
 
 } // namespace bufpool

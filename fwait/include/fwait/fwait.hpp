@@ -79,6 +79,59 @@ inline int bit_unlock(fwait_table *t, fwait_atomic_u64 *w, unsigned bit) noexcep
  * Movable, not copyable: a moved-from guard holds nothing and its
  * destructor does nothing.  The table and the word must outlive it.
  */
+/*
+ * Owns a wait table: create() is fwait_table_create into it (what it
+ * owned before is destroyed first), the destructor fwait_table_destroy.
+ * The table must outlive every waiter and every handle on it (a latch, a
+ * guard).  Movable (the moved-from owns nothing), not copyable.
+ *
+ *   fwait::table t;
+ *   if (int rc = t.create()) return rc;
+ *   fwait::bit_lock_guard g(t.get(), word, 0);
+ */
+class table {
+public:
+	table() noexcept : t_(nullptr) {}
+	~table() { reset(); }
+	table(const table &) = delete;
+	table &operator=(const table &) = delete;
+	table(table &&o) noexcept : t_(o.t_) { o.t_ = nullptr; }
+	table &operator=(table &&o) noexcept
+	{
+		if (this != &o) {
+			reset();
+			t_ = o.t_;
+			o.t_ = nullptr;
+		}
+		return *this;
+	}
+
+	/* fwait_table_create: 0 or its negative errno (then this owns what
+	 * it owned before). */
+	int create(const fwait_config *cfg = nullptr) noexcept
+	{
+		fwait_table *t = nullptr;
+		int rc = fwait_table_create(&t, cfg);
+		if (rc == 0) {
+			reset();
+			t_ = t;
+		}
+		return rc;
+	}
+	/* Destroy the table now, if any. */
+	void reset() noexcept
+	{
+		if (t_ != nullptr)
+			fwait_table_destroy(t_);
+		t_ = nullptr;
+	}
+	fwait_table *get() const noexcept { return t_; }
+	explicit operator bool() const noexcept { return t_ != nullptr; }
+
+private:
+	fwait_table *t_;
+};
+
 template <class Word> class basic_bit_lock_guard {
 public:
 	basic_bit_lock_guard(fwait_table *table, Word &word, unsigned bit,
