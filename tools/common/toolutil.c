@@ -30,11 +30,16 @@ int tool_version_print(const char *prog)
 	return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
 
-volatile sig_atomic_t tool_stop_signal;
+/* An atomic, not a volatile sig_atomic_t: the handler may run on any of
+ * the process's threads (the pool's I/O threads included), and only a
+ * lock-free atomic is both async-signal-safe and race-free across threads
+ * (C11 7.14.1.1; ThreadSanitizer reported the volatile).  Relaxed: the flag
+ * orders nothing, each loop only looks at it. */
+atomic_int tool_stop_signal;
 
 static void on_stop(int sig)
 {
-	tool_stop_signal = sig;
+	atomic_store_explicit(&tool_stop_signal, sig, memory_order_relaxed);
 }
 
 void tool_catch_stop(void)

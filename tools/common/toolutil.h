@@ -20,6 +20,7 @@
 #define TOOLS_COMMON_TOOLUTIL_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 /* The bp_config.log (and kv_config.pool.log) of every tool: prints
@@ -41,7 +42,7 @@ int tool_version_print(const char *prog);
  * tool_exit_status().  SIGTERM is a supervisor's (or a test's) request to
  * end the run early and keeps the run's status; SIGINT is the user giving
  * up, 130, so that `bpbench ... && next` stops at Ctrl-C. */
-extern volatile sig_atomic_t tool_stop_signal;
+extern atomic_int tool_stop_signal;
 void tool_catch_stop(void);
 /* Sleep seconds, in slices of at most 0.1 s; false if a stop signal came
  * (the sleep cut short), true if it slept it all. */
