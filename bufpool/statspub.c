@@ -222,6 +222,7 @@ int bp_stats_publish_file(struct bp_pool *pool, const char *name, const char *pa
 		free(sp);
 		return -ENOMEM;
 	}
+	debug_lock_rank(&sp->lock, UTIL_RANK_BP_STATSPUB, "bufpool statspub.lock");
 	sp->pool = pool;
 	sp->last_wait = malloc(sizeof(uint64_t) * pool->nframes);
 	if ((size_t)snprintf(sp->path, sizeof(sp->path), "%s", path) >= sizeof(sp->path))

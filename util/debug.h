@@ -64,6 +64,7 @@ enum util_lock_rank {
 	UTIL_RANK_BP_URING = UTIL_RANK_LEAF,     /* uring.c: the ring */
 	UTIL_RANK_BP_FAULT = UTIL_RANK_LEAF,     /* fault.c: the rules */
 	UTIL_RANK_BP_WRITER = UTIL_RANK_LEAF,    /* writeback.c: bgwriter stop */
+	UTIL_RANK_BP_STATSPUB = UTIL_RANK_LEAF,  /* statspub.c: publisher stop */
 	/* fwait's: taken only inside fwait calls, so never under a pool
 	 * mutex; a bucket lock and a parker's mtx never nest (the waker posts
 	 * after dropping the bucket lock). */
