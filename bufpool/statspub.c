@@ -254,6 +254,9 @@ int bp_stats_publish_file(struct bp_pool *pool, const char *name, const char *pa
 	/* Set before the install, read by pool_destroy, which races no call. */
 	pool->statspub_stop = stop_hook;
 	struct bp_statspub *none = NULL;
+	/* acq_rel: the release publishes sp's initialisation to whoever
+	 * takes it out (bp_stats_unpublish's exchange, pool_destroy's hook),
+	 * the acquire pairs with an earlier unpublish's release of the slot. */
 	if (!atomic_compare_exchange_strong_explicit(&pool->statspub, &none, sp,
 						     memory_order_acq_rel, memory_order_relaxed)) {
 		publisher_free(sp, true); /* another call won the race */
@@ -281,6 +284,9 @@ int bp_stats_unpublish(struct bp_pool *pool)
 {
 	if (!pool)
 		return -EINVAL;
+	/* acq_rel: the acquire pairs with bp_stats_publish's release of sp
+	 * (its fields are set before it is installed); the release orders our
+	 * earlier calls before a later publish that reuses the slot. */
 	struct bp_statspub *sp = atomic_exchange_explicit(&pool->statspub, NULL,
 							  memory_order_acq_rel);
 	if (!sp)
