@@ -371,9 +371,14 @@ static uint64_t next_home(struct bp_file *file)
 	return bp_tag(file->id, atomic_load_explicit(&file->npages, memory_order_relaxed));
 }
 
-static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame)
+/* timed: wait for an unpin (until deadline, NULL: without bound) when
+ * every frame is pinned, as get_page's timed form does. */
+static int new_page(struct bp_file *file, const struct timespec *deadline, bool timed,
+		    uint64_t *pageno, struct bp_frame **frame)
 {
 	if (!file || !pageno || !frame)
+		return -EINVAL;
+	if (!fwait_deadline_valid(deadline))
 		return -EINVAL;
 	struct bp_pool *pool = file->pool;
 	if (read_only(pool, file))
@@ -384,7 +389,8 @@ static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **fr
 	 * hole and write into a copy that this call would then zero over.  A
 	 * failed claim therefore has no number to give back. */
 	struct bp_frame *f, *g;
-	int r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, next_home(file), NULL, &f);
+	const enum bp_claim_mode mode = timed ? BP_CLAIM_WAIT_UNPIN : BP_CLAIM_WAIT_IO;
+	int r = bp_claim_frame(pool, mode, next_home(file), deadline, &f);
 	for (;;) {
 		if (r < 0) {
 			bp_count(pool, BP_C_BUSY);
@@ -429,18 +435,30 @@ static int new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **fr
 		bp_count(pool, BP_C_READS);
 		bp_io_read(pool, f, tag);
 		bp_unpin(pool, f); /* LOCKED keeps it from eviction until read */
-		r = bp_claim_frame(pool, BP_CLAIM_WAIT_IO, next_home(file), NULL, &f);
+		r = bp_claim_frame(pool, mode, next_home(file), deadline, &f);
 	}
 }
 
 int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame)
 {
-	return new_page(bp_file0(pool), pageno, frame);
+	return new_page(bp_file0(pool), NULL, false, pageno, frame);
+}
+
+int bp_new_page_timed(struct bp_pool *pool, const struct timespec *deadline, uint64_t *pageno,
+		      struct bp_frame **frame)
+{
+	return new_page(bp_file0(pool), deadline, true, pageno, frame);
 }
 
 int bp_file_new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame)
 {
-	return new_page(file, pageno, frame);
+	return new_page(file, NULL, false, pageno, frame);
+}
+
+int bp_file_new_page_timed(struct bp_file *file, const struct timespec *deadline,
+			   uint64_t *pageno, struct bp_frame **frame)
+{
+	return new_page(file, deadline, true, pageno, frame);
 }
 
 int bp_release(struct bp_pool *pool, struct bp_frame *frame)

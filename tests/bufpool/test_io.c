@@ -201,12 +201,17 @@ struct timed_get {
 	struct bp_pool *pool;
 	int rc;
 	struct bp_frame *frame;
+	bool new_page; /* bp_new_page_timed, not bp_get_timed of page 6 */
+	uint64_t pageno;
 };
 
 static void *timed_get_fn(void *arg)
 {
 	struct timed_get *g = arg;
-	g->rc = bp_get_timed(g->pool, 6, BP_GET_CREATE, NULL, &g->frame);
+	if (g->new_page)
+		g->rc = bp_new_page_timed(g->pool, NULL, &g->pageno, &g->frame);
+	else
+		g->rc = bp_get_timed(g->pool, 6, BP_GET_CREATE, NULL, &g->frame);
 	return NULL;
 }
 
@@ -223,11 +228,15 @@ START_TEST(all_frames_pinned_is_ebusy)
 	ck_assert_int_eq(bp_new_page(p, &pg, &g), -EBUSY);
 	struct timespec dl = fwait_deadline_after_ns(20u * 1000u * 1000u);
 	ck_assert_int_eq(bp_get_timed(p, 5, BP_GET_CREATE, &dl, &g), -EBUSY);
+	dl = fwait_deadline_after_ns(20u * 1000u * 1000u);
+	ck_assert_int_eq(bp_new_page_timed(p, &dl, &pg, &g), -EBUSY);
 	/* a malformed deadline is refused, not spun on */
 	struct timespec bad = { .tv_sec = 1, .tv_nsec = 1000000000L };
 	ck_assert_int_eq(bp_get_timed(p, 5, BP_GET_CREATE, &bad, &g), -EINVAL);
+	ck_assert_int_eq(bp_new_page_timed(p, &bad, &pg, &g), -EINVAL);
 	bad = (struct timespec){ .tv_sec = -1, .tv_nsec = 0 };
 	ck_assert_int_eq(bp_get_timed(p, 5, BP_GET_CREATE, &bad, &g), -EINVAL);
+	ck_assert_int_eq(bp_new_page_timed(p, &bad, &pg, &g), -EINVAL);
 	/* a resident page is still a hit */
 	ck_assert_int_eq(bp_get(p, 1, 0, &g), 0);
 	ck_assert_ptr_eq(g, f[1]);
@@ -235,11 +244,11 @@ START_TEST(all_frames_pinned_is_ebusy)
 	struct bp_stats s;
 	bp_stats_init(&s);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
-	ck_assert_uint_eq(s.busy, 3);
+	ck_assert_uint_eq(s.busy, 4);
 	ck_assert_uint_eq(s.frames_pinned, 4);
 
 	/* bp_get_timed without deadline waits for an unpin */
-	struct timed_get tg = { p, -1, NULL };
+	struct timed_get tg = { p, -1, NULL, false, 0 };
 	pthread_t tid;
 	th_spawn(&tid, timed_get_fn, &tg);
 	ck_assert(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
@@ -247,11 +256,21 @@ START_TEST(all_frames_pinned_is_ebusy)
 	th_join_all(&tid, 1, BT_DEADLINE_MS, "timed getter", NULL);
 	ck_assert_int_eq(tg.rc, 0);
 	ck_assert_uint_eq(bp_frame_pageno(tg.frame), 6);
+	/* and so does bp_new_page_timed (the page is pinned again: all 4 are) */
+	struct timed_get tn = { p, -1, NULL, true, 0 };
+	th_spawn(&tid, timed_get_fn, &tn);
+	ck_assert(th_wait_parked(bp_fwait_table(p), 1, BT_DEADLINE_MS));
 	ck_assert_int_eq(bp_release(p, tg.frame), 0);
+	th_join_all(&tid, 1, BT_DEADLINE_MS, "timed page creator", NULL);
+	ck_assert_int_eq(tn.rc, 0);
+	ck_assert_uint_eq(tn.pageno, 7);
+	ck_assert_uint_eq(bp_frame_pageno(tn.frame), 7);
+	ck_assert_int_eq(bp_release(p, tn.frame), 0);
 	for (unsigned i = 1; i < 4; i++)
 		ck_assert_int_eq(bp_release(p, f[i]), 0);
 	ck_assert_int_eq(bp_stats_get(p, &s), 0);
-	ck_assert_uint_eq(s.frame_wait.count, 2); /* the timed-out wait and this one */
+	/* the two timed-out waits and these two */
+	ck_assert_uint_eq(s.frame_wait.count, 4);
 	ck_assert_int_eq(bp_close(p), 0);
 }
 END_TEST

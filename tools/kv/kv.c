@@ -46,6 +46,11 @@
 
 /* ---- Pinning and latching ------------------------------------------------- */
 
+/* How long a pin or a new page waits for a frame when every frame is
+ * pinned (a pool small against the threads' pins, or a pinning thread
+ * descheduled on a loaded machine) before the operation fails -EBUSY. */
+#define KV_FRAME_WAIT_NS UINT64_C(10000000000)
+
 int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode mode,
 		      struct bp_frame **out)
 {
@@ -59,7 +64,7 @@ int kv_node_pin_latch(struct kv_store *kv, uint64_t pageno, enum bp_latch_mode m
 		return -EBADMSG;
 	int rc = bp_file_get(kv->file, pageno, 0, out);
 	if (rc == -EBUSY) { /* every frame pinned right now: wait a while */
-		struct timespec dl = fwait_deadline_after_ns(UINT64_C(10000000000));
+		struct timespec dl = fwait_deadline_after_ns(KV_FRAME_WAIT_NS);
 		rc = bp_file_get_timed(kv->file, pageno, 0, &dl, out);
 	}
 	if (rc)
@@ -92,6 +97,10 @@ int kv_new_node(struct kv_store *kv, struct kv_change *c, unsigned level, uint64
 	if (c->nfresh == KV_LOG_MAX_PARTS)
 		return -EFBIG;
 	int rc = bp_file_new_page(kv->file, pageno, out);
+	if (rc == -EBUSY) { /* every frame pinned right now: wait a while */
+		struct timespec dl = fwait_deadline_after_ns(KV_FRAME_WAIT_NS);
+		rc = bp_file_new_page_timed(kv->file, &dl, pageno, out);
+	}
 	if (rc)
 		return rc;
 	bp_latch(kv->pool, *out, BP_LATCH_EXCLUSIVE);

@@ -5,7 +5,8 @@
  *
  * Entry points: which call for which job
  *   open, close          bp_open, bp_close (bp_discard after a failed close)
- *   pin, unpin a page    bp_get, bp_get_timed, bp_new_page, bp_release;
+ *   pin, unpin a page    bp_get, bp_get_timed, bp_new_page, bp_new_page_timed,
+ *                        bp_release;
  *                        bp_data (its bytes), bp_frame_pageno
  *   latch its contents   bp_latch, bp_latch_try, bp_unlatch
  *   read without a pin   bp_read_begin, bp_read_valid, bp_read_end
@@ -444,6 +445,13 @@ int bp_get_timed(struct bp_pool *pool, uint64_t pageno, unsigned flags,
  * the page is not latched: latch it exclusive before changing it once
  * another thread may bp_get it. */
 int bp_new_page(struct bp_pool *pool, uint64_t *pageno, struct bp_frame **frame);
+/* As bp_new_page, but when no frame can be freed, wait for an unpin until
+ * deadline (NULL: wait forever) before returning -EBUSY, with
+ * bp_get_timed's rules for the deadline (-EINVAL if malformed).  For an
+ * engine whose pool is small against its threads' pins: a page split
+ * then waits for a frame instead of failing.  Since 0.2.0. */
+int bp_new_page_timed(struct bp_pool *pool, const struct timespec *deadline, uint64_t *pageno,
+		      struct bp_frame **frame);
 /* Unpin.  -EINVAL for NULL, a frame of another pool, or a frame that is not
  * pinned (double release).  Unlatch before releasing: a frame released
  * while its latch is still held (or waited for) is never evicted or reused
@@ -959,12 +967,14 @@ int bp_file_discard(struct bp_file *file);
 int bp_file_truncate(struct bp_file *file, uint64_t npages);
 /* The file bp_open opened (file 0); NULL for NULL. */
 struct bp_file *bp_pool_file(struct bp_pool *pool);
-/* bp_get, bp_get_timed and bp_new_page on a page of file (same rules,
- * errors and ordering; -EROFS for a read-only file). */
+/* bp_get, bp_get_timed, bp_new_page and bp_new_page_timed on a page of
+ * file (same rules, errors and ordering; -EROFS for a read-only file). */
 int bp_file_get(struct bp_file *file, uint64_t pageno, unsigned flags, struct bp_frame **frame);
 int bp_file_get_timed(struct bp_file *file, uint64_t pageno, unsigned flags,
 		      const struct timespec *deadline, struct bp_frame **frame);
 int bp_file_new_page(struct bp_file *file, uint64_t *pageno, struct bp_frame **frame);
+int bp_file_new_page_timed(struct bp_file *file, const struct timespec *deadline,
+			   uint64_t *pageno, struct bp_frame **frame);
 /* bp_evict_page on a page of file. */
 int bp_file_evict_page(struct bp_file *file, uint64_t pageno);
 /* Pages in the file, including created ones; 0 for NULL. */
