@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tool_sigint.sh PATTERN COMMAND... - a tool that runs a load stops on
+# tool_sigint.sh [--tmpdir DIR] PATTERN COMMAND... - a tool that runs a load stops on
 # Ctrl-C and exits 130 (128 + SIGINT), as a shell reports a process SIGINT
 # killed.  Starts COMMAND (its stdout and stderr on one pipe), reads its
 # output line by line until a line matches the extended regular expression
@@ -8,7 +8,15 @@
 # that), sends it SIGINT, drains the rest of its output and checks the exit
 # status.  The command must run far longer than the test's timeout unless
 # interrupted (a long -d), so that only the signal can end it in time.
+# --tmpdir DIR: DIR is made empty and the command runs with TMPDIR=DIR;
+# afterwards DIR must be empty again (the tool removed its temporary files).
 set -uo pipefail
+tmpdir=
+if [ "$1" = --tmpdir ]; then
+  tmpdir=$2; shift 2
+  rm -rf "$tmpdir" && mkdir -p "$tmpdir" || exit 1
+  export TMPDIR=$tmpdir
+fi
 pattern=$1; shift
 coproc TOOL { exec "$@" 2>&1; }
 pid=$TOOL_PID
@@ -32,4 +40,8 @@ cat <&"${TOOL[0]}"
 wait "$pid"
 status=$?
 echo "tool_sigint: exit status $status"
-[ "$status" = 130 ]
+[ "$status" = 130 ] || exit 1
+if [ -n "$tmpdir" ] && [ -n "$(ls -A "$tmpdir")" ]; then
+  echo "tool_sigint: left in $tmpdir:" $(ls -A "$tmpdir") >&2
+  exit 1
+fi

@@ -19,6 +19,13 @@
  * -q, then one summary line on stdout; failures on stderr.  Exit 0, 1 (a
  * failed round) or 2 (bad usage).  The file and its .wal and .ctl are
  * removed at the end unless --keep.
+ *
+ * SIGINT or SIGTERM (toolutil.h) makes the running round's kill come at
+ * once: that round is checked as any other, the run stops there and the
+ * summary counts the rounds done; the status is then 130 after SIGINT.
+ * The children ignore both (crash_spawn), so a Ctrl-C sent to the whole
+ * process group does not kill them: the parent still decides every kill,
+ * which the checks rely on.
  */
 #include "crashtest.h"
 #include "crashtest_int.h"
@@ -69,16 +76,18 @@ static void print_config(const struct crash_run *C)
 int bpbench_crashtest_main(int argc, char **argv)
 {
 	struct crash_run C = {0};
-	char default_file[128];
+	char default_file[4096];
 
 	if (crash_parse_opts(argc, argv, &C.o) != 0)
 		return 2;
+	tool_catch_stop();
 	if (C.o.power_loss)
 		return crash_power_loss_main(&C.o);
 	C.file = C.o.file;
 	if (!C.file) {
-		snprintf(default_file, sizeof(default_file), "/tmp/bpbench-crash.%ld.db",
-			 (long)getpid());
+		const char *tmp = getenv("TMPDIR");
+		snprintf(default_file, sizeof(default_file), "%s/bpbench-crash.%ld.db",
+			 tmp && *tmp ? tmp : "/tmp", (long)getpid());
 		C.file = default_file;
 	}
 	C.acked = calloc(C.o.keys, sizeof(*C.acked));
@@ -90,7 +99,7 @@ int bpbench_crashtest_main(int argc, char **argv)
 		print_config(&C);
 	uint64_t t0 = util_now_ns();
 	int rc = 0;
-	for (C.round = 1; C.round <= C.o.kills && rc == 0; C.round++) {
+	for (C.round = 1; C.round <= C.o.kills && rc == 0 && !tool_stop_signal; C.round++) {
 		struct crash_round r = {0};
 		uint64_t r0 = util_now_ns();
 		rc = crash_round_run(&C, &r);
@@ -106,10 +115,12 @@ int bpbench_crashtest_main(int argc, char **argv)
 			       r.checked, r.tree_keys, r.seconds);
 	}
 	double secs = (double)(util_now_ns() - t0) * 1e-9;
+	if (rc == 0 && C.round - 1 < C.o.kills)
+		printf("crashtest: interrupted after round %u of %u\n", C.round - 1, C.o.kills);
 	if (rc == 0)
 		printf("crashtest: OK: %u rounds, %" PRIu64 " acks, %" PRIu64 " keys checked, %"
 		       PRIu64 " records recovered, %" PRIu64 " recoveries killed (%" PRIu64
-		       " inside kv_open), %.1f s\n", C.o.kills, C.total_acks, C.keys_acked,
+		       " inside kv_open), %.1f s\n", C.round - 1, C.total_acks, C.keys_acked,
 		       C.total_recovered, C.recovery_kills, C.recovery_kills_inside, secs);
 	else
 		fprintf(stderr, CRASH_PROG ": FAILED in round %u of %u (seed %" PRIu64 "%s), "
@@ -125,5 +136,5 @@ int bpbench_crashtest_main(int argc, char **argv)
 		fprintf(stderr, CRASH_PROG ": writing the report: %s\n", strerror(errno));
 		rc = -EIO;
 	}
-	return rc == 0 ? 0 : 1;
+	return tool_exit_status(rc == 0 ? 0 : 1);
 }

@@ -49,7 +49,8 @@ static void usage(FILE *f)
 	      "      --recovery-kill-us U   then kill a recovery (kv_open in a child) after\n"
 	      "                             0..U us, seeded, before the check (default 20000;\n"
 	      "                             0: no such kill)\n"
-	      "      --file PATH            the store (default /tmp/bpbench-crash.<pid>.db);\n"
+	      "      --file PATH            the store (default bpbench-crash.<pid>.db in\n"
+	      "                             $TMPDIR or /tmp);\n"
 	      "                             PATH, PATH.wal and PATH.ctl are removed after\n"
 	      "      --keep                 keep them (to look at a failed run)\n"
 	      "      --break-wal            break the pool on purpose (BP_FAULT_NO_WAL: pages\n"
@@ -71,7 +72,9 @@ static void usage(FILE *f)
 	      "                             three times in four; default 2; 0: none)\n"
 	      "      --break-recovery       the store's old recovery on purpose\n"
 	      "                             (kv_config.break_recovery: replay trusts the log\n"
-	      "                             bytes it reads)\n", f);
+	      "                             bytes it reads)\n"
+	      "Exit status: 0 ok, 1 a round or a state failed, 2 bad arguments, 130 after\n"
+	      "Ctrl-C (the running round is killed and checked, then the summary).\n", f);
 }
 
 /* The long options without a short form. */

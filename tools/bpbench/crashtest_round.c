@@ -25,6 +25,7 @@
  * CRASH_STALL_S seconds (a hung store).
  */
 #include "crashtest_int.h"
+#include "toolutil.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -81,8 +82,11 @@ static int read_acks(struct crash_run *C, struct crash_round *r, int fd, pid_t p
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int n = poll(&p, 1, CRASH_STALL_S * 1000);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR) {
+			if (tool_stop_signal)
+				kill_child(pid, killed);
 			continue;
+		}
 		if (n == 0) {
 			if (*killed)
 				fprintf(stderr, CRASH_PROG ": round %u: no EOF on the pipe %d s "
@@ -106,6 +110,8 @@ static int read_acks(struct crash_run *C, struct crash_round *r, int fd, pid_t p
 		}
 		if (got == 0)
 			break;
+		if (tool_stop_signal) /* Ctrl-C: this round's kill comes now */
+			kill_child(pid, killed);
 		rd.have += (size_t)got;
 		size_t whole = rd.have / sizeof(struct crash_ack);
 		for (size_t i = 0; i < whole && status == 0; i++) {
@@ -147,6 +153,11 @@ int crash_spawn(struct crash_run *C, crash_child_fn child, int *rfd, pid_t *pid)
 		return e;
 	}
 	if (*pid == 0) {
+		/* Ignored, not caught: only the parent stops a run (it kills
+		 * us), and a caught signal would fail the child's blocking calls
+		 * (an ack's pipe write) with EINTR. */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
 		close(p[0]);
 		child(C, p[1]);
 		_exit(3); /* a child function that returned: not a kill */

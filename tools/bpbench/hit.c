@@ -21,9 +21,14 @@
  * and after the matrix they must show exactly one hit or optimistic read
  * per pool access, and no restart, miss, read or eviction; else the figures are not those of a hit and
  * the run fails.
+ *
+ * SIGINT or SIGTERM (toolutil.h) ends the cell running at once; the
+ * matrix is then incomplete, so nothing is reported, the temporary file is
+ * removed and the exit status is 130 after SIGINT, 1 after SIGTERM.
  */
 #include "hit.h"
 #include "hit_int.h"
+#include "toolutil.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -31,24 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* A fresh temporary file in $TMPDIR (or /tmp); its name in buf. */
-static int make_temp_file(char *buf, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	if (dir == NULL || dir[0] == '\0')
-		dir = "/tmp";
-	snprintf(buf, len, "%s/bpbench-hit-XXXXXX", dir);
-	int fd = mkstemp(buf);
-	if (fd < 0) {
-		int e = errno;
-		fprintf(stderr, HIT_PROG ": cannot create a file in %s: %s (use --file)\n", dir,
-			strerror(e));
-		return -e;
-	}
-	close(fd);
-	return 0;
-}
 
 /* Every cell, --repeat times, into all (hit_index's layout); the pool
  * accesses made in *pool_accesses.  0 or -errno (reported). */
@@ -70,8 +57,13 @@ static int run_matrix(const struct hit_data *d, struct hit_sample *all, uint64_t
 							hit_modes[m].name);
 					struct hit_sample *s = &all[hit_index(o, m, p, t, r)];
 					int rc = hit_run_cell(d, m, p, o->threads[t], s);
-					if (rc != 0)
+					if (rc == 0 && tool_stop_signal)
+						rc = -EINTR; /* a cell cut short: no report */
+					if (rc != 0) {
+						if (tty)
+							fprintf(stderr, "\r\033[K");
 						return rc;
+					}
 					if (hit_modes[m].uses_pool)
 						*pool_accesses += s->accesses;
 				}
@@ -110,6 +102,8 @@ static int run(const struct hit_options *o, const char *path, const struct hit_r
 		rc = bp_stats_get(d.pool, &s);
 	if (rc == 0) {
 		hit_report_config(R, o, &s, path);
+		/* Out now, through a pipe too: the matrix may be long. */
+		fflush(stdout);
 		rc = bp_stats_reset(d.pool);
 	}
 	if (rc == 0)
@@ -138,7 +132,7 @@ int bpbench_hit_main(int argc, char **argv)
 	char tmp_path[PATH_MAX];
 	const char *path = o.file;
 	if (path == NULL) {
-		if (make_temp_file(tmp_path, sizeof(tmp_path)) != 0)
+		if (tool_temp_file(HIT_PROG, "bpbench-hit", tmp_path, sizeof(tmp_path)) != 0)
 			return 1;
 		path = tmp_path;
 	}
@@ -147,6 +141,7 @@ int bpbench_hit_main(int argc, char **argv)
 	emitter_init(&json, EMITTER_JSON_COMPACT, emitter_write_file, stdout);
 	struct hit_report R = { &out, o.json ? &json : NULL };
 
+	tool_catch_stop(); /* after the file exists: a stop now still removes it */
 	rc = run(&o, path, &R);
 	int out_rc = emitter_finish(&out);
 	if (out_rc == 0 && o.json)
@@ -155,6 +150,10 @@ int bpbench_hit_main(int argc, char **argv)
 		out_rc = -EIO;
 	if (!o.keep_file && unlink(path) != 0 && errno != ENOENT)
 		fprintf(stderr, HIT_PROG ": cannot remove %s: %s\n", path, strerror(errno));
+	if (rc == -EINTR) {
+		fprintf(stderr, HIT_PROG ": interrupted: the matrix is incomplete, no report\n");
+		return tool_exit_status(1);
+	}
 	if (rc != 0) {
 		fprintf(stderr, HIT_PROG ": failed: %s\n", strerror(-rc));
 		return 1;

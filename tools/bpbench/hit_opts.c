@@ -58,7 +58,8 @@ static void usage(FILE *f)
 		"                        the table goes to stderr\n"
 		"  -h, --help            this text\n"
 		"Exit status: 0 ok, 1 the run failed (a pool call, a wrong byte, a miss), 2 bad\n"
-		"arguments.\n", HIT_DEFAULT_SEED);
+		"arguments, 130 interrupted by Ctrl-C (no report; the temporary file is removed).\n",
+		HIT_DEFAULT_SEED);
 }
 
 static int thread_count_item(const char *tok, void *arg)

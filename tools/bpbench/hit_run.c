@@ -51,6 +51,7 @@
 #include <time.h>
 
 #include "cpu.h"
+#include "toolutil.h"
 #include "util/clock.h"
 #include "util/prng.h"
 
@@ -215,15 +216,6 @@ static void open_gate(struct hit_cell *c, int gate)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* Sleep until the monotonic time deadline_ns (through signals). */
-static void sleep_until(uint64_t deadline_ns)
-{
-	struct timespec ts = { (time_t)(deadline_ns / 1000000000u),
-			       (long)(deadline_ns % 1000000000u) };
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
-}
-
 /* Sum the workers' results into out; 0, or the first worker's error
  * (reported). */
 static int collect(const struct hit_cell *c, const struct hit_worker *w, unsigned threads,
@@ -277,7 +269,7 @@ int hit_run_cell(const struct hit_data *d, enum hit_mode_id mode, enum hit_patte
 	uint64_t t0 = util_now_ns();
 	open_gate(&c, rc == 0 ? 1 : 2);
 	if (rc == 0) {
-		sleep_until(t0 + (uint64_t)(d->opt->duration_s * 1e9));
+		tool_sleep(d->opt->duration_s); /* cut short by a stop signal */
 		atomic_store_explicit(&c.stop, true, memory_order_relaxed);
 	}
 	for (unsigned i = 0; i < started; i++)

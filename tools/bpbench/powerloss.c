@@ -59,6 +59,7 @@
  * counted.  Exit 0, 1, 2.
  */
 #include "powerloss_int.h"
+#include "toolutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -239,7 +240,8 @@ static int run_rounds(struct pl_run *P, struct pl_trace *t)
 	int rc = pl_model_new(&m);
 	P->cur_store = P->store;
 	P->tracing = true;
-	for (P->C.round = 1; P->C.round <= P->C.o.kills && rc == 0; P->C.round += rc == 0) {
+	for (P->C.round = 1; P->C.round <= P->C.o.kills && rc == 0 && !tool_stop_signal;
+	     P->C.round += rc == 0) {
 		struct crash_round r = {0};
 		int st = 0;
 		bool killed = false;
@@ -417,12 +419,12 @@ static int run_cuts(struct pl_run *P, const struct pl_trace *t, struct cut_total
 	size_t round_at = 0; /* the last PL_ROUND's index */
 	P->C.round = 0;
 	for (size_t i = 0; i <= t->n && rc == 0; i++) {
-		while (s < P->C.o.states && cut[s] == i && rc == 0) {
+		while (s < P->C.o.states && cut[s] == i && rc == 0 && !tool_stop_signal) {
 			rc = check_cut(P, m, s, i, t->n, any_ack,
 				       i - round_at <= PL_RECOVERY_EVENTS, tot);
 			s++;
 		}
-		if (i == t->n || rc)
+		if (i == t->n || rc || tool_stop_signal)
 			break;
 		const struct pl_ev *e = &t->ev[i];
 		if (e->type == PL_ACK && e->offset < P->C.o.keys) {
@@ -522,16 +524,20 @@ int crash_power_loss_main(const struct crash_opts *o)
 	uint64_t t0 = util_now_ns();
 	if (rc == 0)
 		rc = run_rounds(P, &t);
+	unsigned rounds = P->C.round - 1; /* done, when rc == 0 */
 	double rounds_s = (double)(util_now_ns() - t0) * 1e-9;
 	if (rc == 0)
 		rc = run_cuts(P, &t, &tot);
 	double secs = (double)(util_now_ns() - t0) * 1e-9;
+	if (rc == 0 && tool_stop_signal)
+		printf("crashtest --power-loss: interrupted after %u of %u rounds and %" PRIu64
+		       " of %" PRIu64 " states\n", rounds, o->kills, tot.states, o->states);
 	if (rc == 0 && tot.failed == 0)
 		printf("crashtest --power-loss: OK: %u rounds (%" PRIu64 " clean closes, %" PRIu64
 		       " fsync EIO, %" PRIu64 " truncating opens), %" PRIu64 " acks, %zu events, %"
 		       PRIu64 " records added after kills; %" PRIu64 " states (%" PRIu64
 		       " continued), %" PRIu64 " acked keys checked, 0 lost; %.1f s (rounds %.1f s)\n",
-		       o->kills, P->clean_rounds, P->eio_rounds, P->truncating_rounds,
+		       rounds, P->clean_rounds, P->eio_rounds, P->truncating_rounds,
 		       P->C.total_acks, t.n, P->unexplained, tot.states, P->continued, tot.checked,
 		       secs, rounds_s);
 	else if (rc == 0)
@@ -556,5 +562,5 @@ int crash_power_loss_main(const struct crash_opts *o)
 	free(P->acked_saved);
 	bool ok = rc == 0 && tot.failed == 0;
 	free(P);
-	return ok && fflush(stdout) == 0 ? 0 : 1;
+	return tool_exit_status(ok && fflush(stdout) == 0 ? 0 : 1);
 }

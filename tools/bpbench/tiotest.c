@@ -12,10 +12,14 @@
  * compact JSON one for --json), runs either table mode (every policy at
  * --threads, then the tables) or --plot (tiotest_plot.c), and turns the
  * outcome into the exit status: 0 ok, 1 a data check, a pool call or a
- * write of the report failed, 2 bad arguments.
+ * write of the report failed, 2 bad arguments.  SIGINT or SIGTERM
+ * (toolutil.h) ends the running phase early; its figures would be a
+ * partial phase's, so nothing is reported, the temporary file is removed,
+ * and the status is 130 after SIGINT, 1 after SIGTERM.
  */
 #include "tiotest.h"
 #include "tiotest_int.h"
+#include "toolutil.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -43,24 +47,6 @@ static int tiotest_table(const struct tio_options *opt, const char *path,
 	}
 	free(all);
 	return rc;
-}
-
-/* A fresh temporary file in $TMPDIR (or /tmp); its name in buf. */
-static int make_temp_file(char *buf, size_t len)
-{
-	const char *dir = getenv("TMPDIR");
-	if (dir == NULL || dir[0] == '\0')
-		dir = "/tmp";
-	snprintf(buf, len, "%s/bpbench-tiotest-XXXXXX", dir);
-	int fd = mkstemp(buf);
-	if (fd < 0) {
-		int e = errno;
-		fprintf(stderr, TIO_PROG ": cannot create a file in %s: %s (use --file)\n", dir,
-			strerror(e));
-		return -e;
-	}
-	close(fd);
-	return 0;
 }
 
 /* Empty the file and give it its final size as one hole, before the pool
@@ -101,7 +87,7 @@ int bpbench_tiotest_main(int argc, char **argv)
 	char tmp_path[PATH_MAX];
 	const char *path = opt.file;
 	if (path == NULL) {
-		if (make_temp_file(tmp_path, sizeof(tmp_path)) != 0)
+		if (tool_temp_file(TIO_PROG, "bpbench-tiotest", tmp_path, sizeof(tmp_path)) != 0)
 			return 1;
 		path = tmp_path;
 	}
@@ -109,6 +95,7 @@ int bpbench_tiotest_main(int argc, char **argv)
 	struct emitter table, json;
 	emitter_init(&table, EMITTER_TABLE, emitter_write_file, stdout);
 	emitter_init(&json, EMITTER_JSON_COMPACT, emitter_write_file, stdout);
+	tool_catch_stop(); /* after the file exists: a stop now still removes it */
 	rc = opt.plot_out != NULL ? tio_plot(&opt, path, &table, &json)
 				  : tiotest_table(&opt, path, &table, &json);
 	int out_rc = emitter_finish(opt.json ? &json : &table);
@@ -117,6 +104,10 @@ int bpbench_tiotest_main(int argc, char **argv)
 
 	if (!opt.keep_file && unlink(path) != 0 && errno != ENOENT)
 		fprintf(stderr, TIO_PROG ": cannot remove %s: %s\n", path, strerror(errno));
+	if (rc == -EINTR) {
+		fprintf(stderr, TIO_PROG ": interrupted: a phase was cut short, no report\n");
+		return tool_exit_status(1);
+	}
 	if (rc < 0) {
 		fprintf(stderr, TIO_PROG ": failed: %s\n", strerror(-rc));
 		return 1;

@@ -86,7 +86,8 @@ static void usage(FILE *o)
 		"      --plot-threads L  comma-separated thread counts (default 32,64,128,256,512)\n"
 		"      --plot-script P   gnuplot script (default: tools/bpbench/plot.gp)\n"
 		"  -h, --help            this text\n"
-		"Exit status: 0 ok, 1 a data check or pool call failed, 2 bad arguments.\n",
+		"Exit status: 0 ok, 1 a data check or pool call failed, 2 bad arguments, 130\n"
+		"interrupted by Ctrl-C (no report; the temporary file is removed).\n",
 		TIO_DEFAULT_THREADS, TIO_DEFAULT_MB, BP_PAGE_SIZE_MIN, BP_PAGE_SIZE_MAX,
 		BP_PAGE_SIZE_DEFAULT, TIO_DEFAULT_FRAMES_PER_THREAD, TIO_MIN_DEFAULT_FRAMES,
 		TIO_DEFAULT_BUCKETS, TIO_DEFAULT_LATENCY_US, BP_IO_THREADS_DEFAULT,

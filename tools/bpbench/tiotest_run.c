@@ -233,8 +233,10 @@ static void read_page(struct tio_worker *w, uint64_t idx)
 static void worker_phase(struct tio_worker *w, enum tio_item it)
 {
 	struct tio_run *run = w->run;
+	/* A stop signal ends the phase early (relaxed loads of a flag that
+	 * orders nothing: the phase's figures are then dropped). */
 	if (!tio_item_is_random(it)) {
-		for (uint64_t i = 0; i < run->pages_per_thread; i++) {
+		for (uint64_t i = 0; i < run->pages_per_thread && !tool_stop_signal; i++) {
 			if (it == TIO_WRITE)
 				write_page(w, i);
 			else
@@ -246,7 +248,7 @@ static void worker_phase(struct tio_worker *w, enum tio_item it)
 	uint64_t s = mix64(run->opt->seed ^ mix64(((uint64_t)w->id << 8) | (unsigned)it));
 	if (s == 0)
 		s = 1;
-	for (uint64_t n = 0; n < run->random_ops; n++) {
+	for (uint64_t n = 0; n < run->random_ops && !tool_stop_signal; n++) {
 		uint64_t i = util_rand_next(&s) % run->pages_per_thread;
 		if (it == TIO_RANDOM_WRITE)
 			write_page(w, i);
@@ -451,8 +453,11 @@ static int run_policy(const struct tio_options *opt, const char *path,
 	pthread_mutex_unlock(&run.gate_lock);
 
 	if (started == threads) {
-		for (int it = 0; it < TIO_ITEM_COUNT && rc == 0; it++)
+		for (int it = 0; it < TIO_ITEM_COUNT && rc == 0; it++) {
 			rc = run_phase(&run, (enum tio_item)it, &out[it]);
+			if (rc == 0 && tool_stop_signal)
+				rc = -EINTR; /* the phase was cut short */
+		}
 		run.quit = true;
 		pthread_barrier_wait(&run.start);
 	} else {

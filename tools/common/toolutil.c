@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * toolutil.c - the pools' log callback, --version and the stop signals,
- * shared by the tools (see toolutil.h).
+ * toolutil.c - the pools' log callback, --version, the stop signals and
+ * temporary files, shared by the tools (see toolutil.h).
  */
 #include "toolutil.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util/clock.h"
 
@@ -72,4 +74,26 @@ bool tool_sleep(double seconds)
 int tool_exit_status(int status)
 {
 	return tool_stop_signal == SIGINT ? 128 + SIGINT : status;
+}
+
+int tool_temp_file(const char *prog, const char *stem, char *buf, size_t len)
+{
+	const char *dir = getenv("TMPDIR");
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	int n = snprintf(buf, len, "%s/%s-XXXXXX", dir, stem);
+	if (n < 0 || (size_t)n >= len) {
+		fprintf(stderr, "%s: cannot create a file in %s: %s (use --file)\n", prog, dir,
+			strerror(ENAMETOOLONG));
+		return -ENAMETOOLONG;
+	}
+	int fd = mkstemp(buf);
+	if (fd < 0) {
+		int e = errno;
+		fprintf(stderr, "%s: cannot create a file in %s: %s (use --file)\n", prog, dir,
+			strerror(e));
+		return -e;
+	}
+	close(fd);
+	return 0;
 }

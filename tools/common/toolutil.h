@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * toolutil.h - what every tool shares and util/ does not have: the log
- * callback the tools give their pools, --version, and the stop signals.
+ * callback the tools give their pools, --version, the stop signals and
+ * the workloads' temporary files.
  *
  * Design note
  * -----------
@@ -11,10 +12,10 @@
  * home: TOOLS_VERSION, which tools/common/meson.build defines from
  * meson.project_version() for toolutil.c alone) and the stop signals of the
  * tools that run loads.  State: tool_stop_signal only, written by the
- * signal handler, read by the tool's monitor thread (a volatile
- * sig_atomic_t, the one type C lets a handler write; a tool polls it, at
- * least every 0.1 s, from whatever thread it is, so it does not matter
- * which thread the kernel delivers the signal to).
+ * signal handler, read by the tool's loops (a lock-free atomic_int, which
+ * a handler may write from any thread: toolutil.c says why; a tool polls
+ * it, at least every 0.1 s where it sleeps, from whatever thread it is, so
+ * it does not matter which thread the kernel delivers the signal to).
  */
 #ifndef TOOLS_COMMON_TOOLUTIL_H
 #define TOOLS_COMMON_TOOLUTIL_H
@@ -22,6 +23,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 /* The bp_config.log (and kv_config.pool.log) of every tool: prints
  * "bufpool: <msg>" on stderr, whatever the level, so the pool's messages
@@ -50,5 +52,10 @@ bool tool_sleep(double seconds);
 /* 130 (128 + SIGINT, as a shell reports a process that SIGINT killed) if
  * SIGINT came, else status. */
 int tool_exit_status(int status);
+
+/* Create a fresh empty file $TMPDIR/<stem>-XXXXXX (TMPDIR unset or empty:
+ * /tmp) for a workload's data; its name in buf.  0, or -errno after
+ * printing "<prog>: cannot create a file in DIR: why (use --file)". */
+int tool_temp_file(const char *prog, const char *stem, char *buf, size_t len);
 
 #endif
