@@ -63,7 +63,8 @@
  *            more_waiters; the latch taken again (not the releaser's any
  *            more), cancels the wake and sets W.  A waiter's
  *            fwait_wait_ex makes one membarrier between nkeyed++ and its
- *            first ready(), dropping the bucket lock around it (keyed.c):
+ *            first ready(), dropping the bucket lock around it (keyed.c),
+ *            unless FENCED says one was made since nkeyed was last 0:
  *            it drains pend.  -DCAS_RELEASE (a layout without FWAIT_HLATCH_STORE_RELEASE: the default),
  *            an exclusive release that chose otherwise, and every shared
  *            release: one CAS: a shared holder that is
@@ -114,6 +115,10 @@
  *   -DBROKEN_NO_MEMBARRIER    the waiter makes no membarrier: the store
  *                             release's read of nkeyed passes its store,
  *                             and the waiter's ready() misses the store.
+ *   -DBROKEN_FENCED_EARLY     FENCED is set with the first waiter's
+ *                             increment, before its membarrier: a second
+ *                             waiter skips its own call, and its ready()
+ *                             misses a store still buffered.
  *   -DBROKEN_TOKEN_RELEASE    a handoff also frees the state: a barger and
  *                             the handed writer both own the latch.
  * and, where W decides (-DCAS_RELEASE: the CAS release skips the table
@@ -167,6 +172,7 @@ bool posted[NT];       /* the parker's state: woken, with tok[] */
 byte tok[NT];
 bool alive[NT];        /* the sleeper's record exists */
 byte nk;               /* nkeyed: threads inside fwait_wait_ex */
+bool fenced;           /* FW_NKEYED_FENCED: a membarrier since nk was 0 */
 byte pend;             /* tid+1 of a store release whose store is still
 			* buffered (its value: FREE, W clear) */
 byte npost;            /* store releases between their store and the end
@@ -205,10 +211,28 @@ inline announce() {
 #ifdef BROKEN_NO_MEMBARRIER
 	atomic { bl == 0 -> bl = me + 1; nk++ }
 #else
-	atomic { bl == 0 -> bl = me + 1; nk++; bl = 0 };
-	drain();
-	bucket_lock()
+	/* One membarrier per contention episode (keyed.c): a waiter that
+	 * finds FENCED set (a membarrier was made since nkeyed was last 0)
+	 * skips its own; the first sets FENCED after its call, under the
+	 * lock again.  BROKEN_FENCED_EARLY sets it with the increment, so a
+	 * second waiter may skip while the first has not made its call yet. */
+	atomic { bl == 0 -> bl = me + 1; skipmb = fenced; nk++;
+#ifdef BROKEN_FENCED_EARLY
+		fenced = true;
 #endif
+		if :: !skipmb -> bl = 0 :: else -> skip fi };
+	if
+	:: !skipmb -> drain(); atomic { bl == 0 -> bl = me + 1; fenced = true }
+	:: else -> skip
+	fi;
+	skipmb = false
+#endif
+}
+
+/* nkeyed_leave: the decrement that reaches 0 clears FENCED in the same
+ * RMW (inside the caller's atomic step) */
+inline nk_leave() {
+	nk--; fenced = (fenced && nk > 0)
 }
 
 inline enqueue_tail() {
@@ -359,7 +383,7 @@ inline hlatch_lock() {
 		:: atomic {
 			ready();
 			if
-			:: got -> nk--; bl = 0
+			:: got -> nk_leave(); bl = 0
 #ifdef FAIR
 			:: !got && ex && woken ->
 				steals[me]++;
@@ -388,7 +412,7 @@ inline hlatch_lock() {
 					/* not chosen: leave, one last look */
 					unlink(me); ready();
 					if :: got -> res = OK :: else -> res = TIMEDOUT fi;
-					got = false; nk--; bl = 0; timed = true
+					got = false; nk_leave(); bl = 0; timed = true
 				:: else -> bl = 0; timed = false
 				fi
 			};
@@ -406,13 +430,13 @@ inline hlatch_lock() {
 		   :: timed -> timed = false; break
 		   :: !timed && t == HANDOFF && ex ->
 			/* handed over: ours, no ready() */
-			atomic { assert(ls == XS); nk--; t = 0; raced = false; res = OK };
+			atomic { assert(ls == XS); nk_leave(); t = 0; raced = false; res = OK };
 			break
 		   :: !timed && t == HANDOFF && !ex ->
 			/* a reader chosen beside a writer's handoff: the wait
 			 * returns (token), hl_wait waits again (cq kept);
 			 * read_begin loops, its load sees XS and waits again */
-			atomic { nk--; t = 0; raced = false; woken = false };
+			atomic { nk_leave(); t = 0; raced = false; woken = false };
 			announce()
 		   :: !timed && t != HANDOFF && raced ->
 			/* a plain wake raced the deadline: ready() once; if it
@@ -439,7 +463,7 @@ inline hlatch_lock() {
 					:: else -> skip
 					fi
 				fi;
-				got = false; nk--; bl = 0
+				got = false; nk_leave(); bl = 0
 			};
 			post_chosen();   /* t is 0 here */
 			raced = false;
@@ -618,7 +642,7 @@ inline leave_critical_section() {
 proctype thread(byte me)
 {
 	byte i, j, c, v, w, t, res, n, chosen, rd;
-	bool ex, opt, got, woken, cq, raced, timed, more, due, last, oldw;
+	bool ex, opt, got, woken, cq, raced, timed, more, due, last, oldw, skipmb;
 
 	do
 	:: n < NOPS ->
@@ -664,7 +688,7 @@ end:	do
 	finished == NT;
 #endif
 	/* the final state: latch free, nobody queued or inside the bucket */
-	assert(ls == FREE && owner == 0 && nsh == 0 && qlen == 0 && nk == 0 && bl == 0 &&
+	assert(ls == FREE && owner == 0 && nsh == 0 && qlen == 0 && nk == 0 && !fenced && bl == 0 &&
 	       pend == 0 && npost == 0);
 #ifndef TIMEOUT
 	/* only a timed-out sleeper leaves W stale */
