@@ -834,10 +834,13 @@ static inline int fwait_hl_lock_(struct fwait_table *t, const struct fwait_hlatc
 	return fwait_hlatch_lock_slow(t, l, word, deadline);
 }
 /* waiters: fwait_hlatch_waiters(t, word) (NULL: no membarrier, or not
- * needed).  Under FWAIT_HLATCH_STORE_RELEASE, while nobody waits in the
- * word's bucket, an exclusive release is a plain store, then a second look
- * at the count (fwait_hlatch_unlocked when it is not 0); otherwise one
- * release CAS that keeps W exact, as a shared release (hlatch.c). */
+ * needed).  Under FWAIT_HLATCH_STORE_RELEASE, while the word's bucket is
+ * quiet (its count 0: nobody waits there, nor has lately), an exclusive
+ * release is a plain store, then a second look at the count
+ * (fwait_hlatch_unlocked when it is not 0); otherwise the slow path's
+ * CAS, which also counts the quiet releases down.  Without
+ * FWAIT_HLATCH_STORE_RELEASE: one release CAS that keeps W exact, as a
+ * shared release (hlatch.c). */
 static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				   fwait_atomic_u64 *word, const fwait_atomic_u32 *waiters)
 {
@@ -845,8 +848,9 @@ static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hla
 	uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
 		      ((v + (UINT64_C(1) << l->version_shift)) & vm);
 	if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
-		if ((l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL &&
-		    FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
+		if ((l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL) {
+			if (FWAIT_HL_LOAD_(waiters, relaxed) != 0)
+				return fwait_hlatch_unlock_slow(t, l, word);
 			FWAIT_HL_STORE_(word, nv, release);
 			FWAIT_HL_COMPILER_BARRIER_();
 			if (FWAIT_HL_LOAD_(waiters, relaxed) == 0)
