@@ -107,8 +107,8 @@ def mask(text):
         ch = text[i]
         if state is None:
             if text.startswith('/*', i):
-                state, ch2 = 'c', '  '
-                out.append(ch2)
+                state = 'c'
+                out.append('  ')
                 i += 2
                 continue
             if text.startswith('//', i):
@@ -503,7 +503,8 @@ def ref_names(names):
 
 def family_page(h, fam):
     src = h.include
-    names = fam.functions() or [e.name for e in fam.entries()]
+    # (a type's bare name: whatis reads NAME as names separated by commas)
+    names = fam.functions() or [e.name.split()[-1] for e in fam.entries()]
     out = th(fam.page, 3, src)
     out += ['.SH NAME', esc(', '.join(names)) + ' \\- ' + esc(fam.title[0].lower() + fam.title[1:])]
     out += ['.SH SYNOPSIS', '.nf', f'\\fB#include <{src}>\\fR']
