@@ -182,8 +182,8 @@ class Item:
         self.blank_before = blank_before
         self.name = None            # what it declares
         self.role = None            # function, fmacro, macro, type, other
-        self.noise = False          # an include, a pragma, an assertion
-        self.trailing = None        # a one-line declaration's own comment
+        self.noise = False          # an include, a pragma, an assertion, not API
+        self.trailing = None        # a macro's or function's comment on its line
 
     def text(self):
         return '\n'.join(self.raw)
@@ -327,7 +327,6 @@ class Unit:
     def __init__(self, comment):
         self.comment = comment
         self.items = []
-        self.had_code = False
 
     def names(self):
         return [i for i in self.items if not i.noise]
@@ -390,14 +389,13 @@ class Header:
             if unit is None or it.blank_before:
                 unit = Unit(None)
                 fam.units.append(unit)
-            unit.had_code = True
             unit.items.append(it)
         self.add(fam)
 
     def add(self, fam):
         # A unit whose every declaration is hidden (internal, an include)
         # goes, its comment with it: that comment documents no API.
-        fam.units = [u for u in fam.units if not u.had_code or u.names()]
+        fam.units = [u for u in fam.units if not u.items or u.names()]
         if fam.units:
             self.families.append(fam)
 
@@ -814,7 +812,6 @@ def check_tool(page, program):
                  'outside COMMANDS names it')
     subs = re.findall(r'^  ([a-z][a-z0-9-]*) +\S', top, re.M)
     headings = {h2 for (h1, h2) in secs if h1 == 'COMMANDS' and h2}
-    headings |= {b[1] for b in page.blocks if b[0] == 'h2'}
     for sub in subs:
         if sub not in headings:
             fail('option', page.path, f'subcommand {sub}: no "## {sub}" under COMMANDS')
@@ -827,6 +824,8 @@ def check_tool(page, program):
 
 
 def lint(groff, paths):
+    if not paths:
+        setup_error('no pages to lint')
     names = {os.path.basename(p) for p in paths}
     for p in paths:
         with open(p, encoding='utf-8') as f:
@@ -840,8 +839,6 @@ def lint(groff, paths):
                            text=True, env=dict(os.environ, LC_ALL='C.UTF-8'))
         if r.returncode != 0 or r.stderr.strip():
             fail('roff', p, f'{groff} -man -ww: {r.stderr.strip() or "exit " + str(r.returncode)}')
-    if not paths:
-        setup_error('no pages to lint')
 
 
 # ---- main --------------------------------------------------------------------------
