@@ -32,7 +32,8 @@ undefined; include guards taken).
 Section 1.  NAME.1.md is restricted Markdown, a docs page in its own right:
 `# H` a section (.SH), `## H` a subsection (.SS), paragraphs, ``` blocks
 (.nf), `- ` bullets (.IP), a definition (.TP): a line of `code` spans only
-(`-i`, `--interval S`) followed by indented lines; inline `code` is bold,
+(`-i`, `--interval S`, and a backslash, Markdown's line break) followed by
+indented lines; inline `code` is bold,
 *x* italic, [text](link) is the text.
 
 --list prints the pages' file names, one a line (Meson's outputs); --outdir
@@ -580,7 +581,9 @@ def md_inline(s):
     return '\\&' + r if r.startswith(('.', "'")) else r
 
 
-TERM_RX = re.compile(r'^`[^`]+`(?:,? `[^`]+`)*$')
+# (a trailing backslash, Markdown's line break, shows the definition under
+# its term on a rendered docs page too)
+TERM_RX = re.compile(r'^`[^`]+`(?:,? `[^`]+`)*\\?$')
 
 
 def md_term(s):
