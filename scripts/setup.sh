@@ -34,7 +34,9 @@ test_pkgs=(g++                 # the C++ tests and consumer
            valgrind            # .ci/run: DRD
            gnuplot-nox         # bpbench tiotest --plot and its test
            clang               # .ci/run: the libFuzzer build (tests/fuzz)
-           cmake)              # tests/consumer/run.sh's CMake consumer
+           cmake               # tests/consumer/run.sh's CMake consumer
+           groff-base          # the docs suite: groff reads the man pages (docs/man)
+           man-db)             # tests/consumer/run.sh: man opens an installed page
 case $set_name in
   demo) pkgs=("${demo_pkgs[@]}") ;;
   test) pkgs=("${demo_pkgs[@]}" "${test_pkgs[@]}") ;;

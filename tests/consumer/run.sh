@@ -5,7 +5,9 @@
 #
 #   (a) install: configure with -Dtools=disabled -Dtests=disabled
 #       -Ddefault_library=both, install into a temporary prefix; the include
-#       directory holds only the public headers (fwait/, bufpool/); from
+#       directory holds only the public headers (fwait/, bufpool/); `man
+#       bp_get` with MANPATH=<prefix>/share/man finds bp_get.3 and shows
+#       its family's page (docs/man), and no section 1 is installed; from
 #       here pkg-config sees only the prefix's .pc files
 #       (PKG_CONFIG_LIBDIR), as on a machine without jemalloc's and
 #       liburing's -dev packages: bufpool's Requires and Requires.private
@@ -84,7 +86,8 @@ for recipe in shared archives static; do
 done
 
 meson install -C "$tmp/build-install" --quiet >/dev/null
-(cd "$prefix" && find . -type f -o -type l | sort)
+(cd "$prefix" && find . -type f -o -type l | grep -v '^\./share/man/' | sort)
+echo "./share/man/: $(find "$prefix/share/man" -type f | wc -l) pages"
 
 expected=$( (cd "$src/fwait/include" && find . -name '*.h' -o -name '*.hpp'; cd "$src/bufpool/include" && find . -name '*.h' -o -name '*.hpp') | sort)
 actual=$(cd "$prefix/include" && find . -type f -o -type l | sort)
@@ -95,6 +98,27 @@ echo "include/: only the public headers ($(echo $actual))"
 for f in LICENSE README.md; do
 	cmp -s "$src/$f" "$prefix/share/doc/fwait-bufpool/$f" || fail "share/doc/fwait-bufpool/$f not installed"
 done
+
+# The man pages (docs/man): man finds bp_get's link page in the prefix, and
+# that page opens its family's (bp_page_access.3, which documents
+# bp_get_timed too); no section 1 without the tools.
+command -v man >/dev/null ||
+	fail "no man to read the installed pages (scripts/setup.sh's test set installs man-db)"
+man3=$prefix/share/man/man3
+family=$(sed -n 's|^\.so man3/||p' "$man3/bp_get.3" 2>/dev/null) ||
+	fail "no $man3/bp_get.3 installed"
+[ -n "$family" ] && [ -f "$man3/$family" ] || fail "$man3/bp_get.3 is no link to an installed page"
+# (man-db's man -w follows the .so link: either name is bp_get's page)
+man_page=$(MANPATH=$prefix/share/man man -w bp_get) ||
+	fail "man -w bp_get finds no page in $prefix/share/man"
+[ "$man_page" = "$man3/bp_get.3" ] || [ "$man_page" = "$man3/$family" ] ||
+	fail "man -w bp_get is '$man_page', not $man3/bp_get.3 (or $family, its target)"
+man_text=$(MANPATH=$prefix/share/man MANPAGER=cat MANWIDTH=80 man bp_get 2>&1) ||
+	fail "man bp_get from the prefix: $man_text"
+grep -q 'bp_get_timed' <<<"$man_text" ||
+	fail "man bp_get does not show $family (no bp_get_timed in it): $(head -5 <<<"$man_text")"
+[ ! -e "$prefix/share/man/man1" ] || fail "section 1 pages installed without the tools"
+echo "man -w bp_get: $man_page; man bp_get shows $family, which documents bp_get_timed too"
 
 # pkg-config sees the prefix's .pc files and nothing else (PKG_CONFIG_LIBDIR
 # replaces the system folders): a consumer without jemalloc.pc or
