@@ -848,17 +848,17 @@ static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hla
 	uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
 		      ((v + (UINT64_C(1) << l->version_shift)) & vm);
 	if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
-		if ((l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL) {
-			if (FWAIT_HL_LOAD_(waiters, relaxed) != 0)
-				return fwait_hlatch_unlock_slow(t, l, word);
+		const int store = (l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL;
+		if (store && FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
 			FWAIT_HL_STORE_(word, nv, release);
 			FWAIT_HL_COMPILER_BARRIER_();
 			if (FWAIT_HL_LOAD_(waiters, relaxed) == 0)
 				return 0;
 			return fwait_hlatch_unlocked(t, l, word, 0);
 		}
-		/* Without W, a CAS release must wake: the slow path. */
-		if (l->waiters_bit >= 0 && FWAIT_HL_CAS_(word, v, nv, release))
+		/* Without W, a CAS release must wake; a store layout's bucket
+		 * not quiet counts its quiet releases down: the slow path. */
+		if (l->waiters_bit >= 0 && !store && FWAIT_HL_CAS_(word, v, nv, release))
 			return 0;
 	}
 	return fwait_hlatch_unlock_slow(t, l, word);
