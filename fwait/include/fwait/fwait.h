@@ -635,8 +635,10 @@ bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
  * waiting in the word's bucket is one plain store and a read of the
  * bucket's waiter count instead (no locked instruction).  The store is
  * safe because the latch's waiters pay for it: the first waiter of a
- * contention episode in the bucket makes one membarrier(2) call after it
- * counts itself in, which orders every running thread as a full fence
+ * contention episode in the bucket (from a waiter until 128 exclusive
+ * releases in a row have found nobody waiting there; meanwhile releases
+ * are the CAS) makes one membarrier(2) call after it counts itself in,
+ * which orders every running thread as a full fence
  * would (liburcu's urcu-memb does the same for its readers); without
  * membarrier, or with the table's no_membarrier, the flag is ignored.
  * Contended: spin (the table's spin_ns), then sleep as a keyed waiter on
