@@ -37,10 +37,7 @@
  * precedes (in that order) the release that ends the hold, which
  * therefore sees W.  But an exclusive release under
  * FWAIT_HLATCH_STORE_RELEASE on a table with membarrier that finds the
- * bucket's nkeyed 0 (nobody waiting there, and the last contention episode
- * over: FENCED, internal.h, is kept until 128 CAS releases found nobody,
- * so a bucket contended on and off stays on the CAS and its waiters make
- * no new membarrier; the uncontended case) makes a
+ * bucket's nkeyed 0 (nobody waiting there: the uncontended case) makes a
  * plain release store of the freed value instead (only the holder writes
  * a held word, but for the caller's bits, fwait.h, and a waiter's W), then
  * reads nkeyed again (fw_released_waiters), and only if it is not 0 calls
@@ -487,8 +484,6 @@ static int release(struct fwait_table *t, const struct hl *h, fwait_atomic_u64 *
 				memory_order_release, memory_order_relaxed)) {
 			if (!h->w && last)
 				fwait_wake(t, word, kind_of(h, to) == HL_OTHER ? FWAIT_ALL : 1);
-			if (exclusive && h->store && t->membarrier)
-				fw_nkeyed_quiet(t, word); /* back to the store when quiet */
 			return 0;
 		}
 	}

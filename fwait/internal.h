@@ -141,12 +141,8 @@ struct fw_parker {
 #endif
 };
 
-/* nkeyed's fields (struct fw_bucket).  The count cannot overflow 24 bits:
- * it counts threads, and Linux allows at most 2^22 (PID_MAX_LIMIT). */
 #define FW_NKEYED_FENCED (UINT32_C(1) << 31)
-#define FW_NKEYED_QUIET_ONE (UINT32_C(1) << 24)
-#define FW_NKEYED_QUIET (UINT32_C(0x7f) << 24)
-#define FW_NKEYED_COUNT (FW_NKEYED_QUIET_ONE - 1)
+#define FW_NKEYED_COUNT (FW_NKEYED_FENCED - 1)
 
 struct fw_bucket_stats {
 	_Atomic uint64_t waits, wakeups, spurious, foreign, timeouts, handoffs,
@@ -163,15 +159,10 @@ struct fw_bucket {
 	 * and lowered as they leave (fw_nkeyed_leave).  fwait_wake reads it
 	 * without the lock, after a seq_cst fence, and returns at once when it
 	 * is 0 (keyed.c explains the pairing).  FW_NKEYED_FENCED: a hybrid
-	 * latch's waiter made its membarrier, so later latch waiters need not
-	 * (set under lock, after the call).  It outlives the count: latch
-	 * releases that find it (the word not 0) take the CAS path, and each
-	 * that finds the count 0 lowers FW_NKEYED_QUIET by one (refilled by
-	 * every latch waiter); the one that finds it 0 clears the word, and
-	 * the store release is back (fw_nkeyed_quiet).  So a bucket contended
-	 * again within 128 releases pays no new membarrier, and a store never
-	 * finds a waiter that came since its first look without FENCED
-	 * having been set since (hlatch.c). */
+	 * latch's waiter made its membarrier since the count last was 0, so
+	 * later latch waiters need not (set under lock; cleared with the
+	 * decrement that reaches 0, in the same RMW, so the word is 0 exactly
+	 * when the count is). */
 	_Atomic uint32_t nkeyed;
 	/* FAIR: "a lock bit of this bucket is being handed over", set under
 	 * lock by an unlock that hands off or a loser that re-queues due,
@@ -392,23 +383,6 @@ bool fw_futex_supported(void);
 int fw_wait_latch(struct fwait_table *t, const void *key, unsigned flags, fwait_ready_fn ready,
 		  void *arg, const struct timespec *deadline, bool store_release,
 		  struct fwait_wait_result *out);
-/* A hybrid latch's CAS release that found nkeyed not 0 but its count 0
- * (FENCED kept after a contention episode): one quiet release more.  Call
- * after the release; no order needed (relaxed): clearing FENCED only makes
- * the next latch waiter call membarrier again, and the CAS fails, leaving
- * FENCED, when a waiter came meanwhile. */
-static inline void fw_nkeyed_quiet(const struct fwait_table *t, const void *key)
-{
-	_Atomic uint32_t *n = &fw_bucket_of(t, key)->nkeyed;
-	uint32_t v = atomic_load_explicit(n, memory_order_relaxed);
-	while (v != 0 && (v & FW_NKEYED_COUNT) == 0) {
-		uint32_t nv = (v & FW_NKEYED_QUIET) ? v - FW_NKEYED_QUIET_ONE : 0;
-		if (atomic_compare_exchange_weak_explicit(n, &v, nv, memory_order_relaxed,
-							  memory_order_relaxed))
-			return;
-	}
-}
-
 /* After a release that made a latch's waiters' ready() true with a store
  * and no fence: whether anyone waits in key's bucket (then the caller
  * wakes them).  Sound only against fw_wait_latch's waiters.  Inline: every

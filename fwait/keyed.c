@@ -74,12 +74,17 @@
 
 #include <errno.h>
 
-/* Lower the count by one (FW_NKEYED_FENCED stays: fw_nkeyed_quiet clears
- * it).  Relaxed: a waker that reads the lower value has nobody of ours to
- * wake. */
+/* Lower the count by one, and with it FW_NKEYED_FENCED when it reaches 0
+ * (one RMW: a latch waiter that finds the flag set finds a count that has
+ * stayed above 0 since a membarrier).  Relaxed: a waker that reads the
+ * lower value has nobody of ours to wake. */
 static void nkeyed_leave(struct fw_bucket *b)
 {
-	atomic_fetch_sub_explicit(&b->nkeyed, 1, memory_order_relaxed);
+	uint32_t v = atomic_load_explicit(&b->nkeyed, memory_order_relaxed), nv;
+	do
+		nv = (v & FW_NKEYED_COUNT) == 1 ? 0 : v - 1;
+	while (!atomic_compare_exchange_weak_explicit(&b->nkeyed, &v, nv, memory_order_relaxed,
+						      memory_order_relaxed));
 }
 
 /* Caller holds b->lock and has stopped calling ready(): lower the count
@@ -134,29 +139,20 @@ static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 		 * before our first ready().  Not under the lock: the call
 		 * interrupts every running thread of the process, and
 		 * nothing is queued yet, so dropping the lock lets no wake
-		 * miss us (the count says we are here).  Then FENCED (set
-		 * below, after the call): the word stays non-zero from our
-		 * increment until fw_nkeyed_quiet clears it with the count 0,
-		 * so a store release that read it 0 read it before our
-		 * increment (its store was visible to everyone when our call
-		 * returned, or its second read sees the word non-zero and
-		 * wakes) or after a clear (then the next latch waiter finds
-		 * FENCED clear and calls again).  A later latch waiter that
-		 * finds FENCED therefore sees every such store without a call
-		 * of its own (tests/model/hlatch.pml, BROKEN_FENCED_EARLY).
+		 * miss us (the count says we are here).  Then FENCED, while
+		 * we keep the count above 0: a release that read the count 0
+		 * read it before an increment that a membarrier followed, so
+		 * its store was visible to everyone when that call returned,
+		 * and a later latch waiter (which finds FENCED under this
+		 * lock, after it) sees the store without a call of its own.
 		 * One call per contention episode of the bucket, not per
-		 * wait, and an episode lasts until 128 releases found nobody
-		 * waiting: on a VM an expedited membarrier's IPIs cost tens of
+		 * wait: on a VM an expedited membarrier's IPIs cost tens of
 		 * microseconds (docs/benchmarks.md). */
 		pthread_mutex_unlock(&b->lock);
 		fw_membarrier();
 		pthread_mutex_lock(&b->lock);
+		atomic_fetch_or_explicit(&b->nkeyed, FW_NKEYED_FENCED, memory_order_relaxed);
 	}
-	if (latch && t->membarrier)
-		/* FENCED (again: a set bit only says a call was made), and
-		 * the quiet count refilled: this bucket is contended. */
-		atomic_fetch_or_explicit(&b->nkeyed, FW_NKEYED_FENCED | FW_NKEYED_QUIET,
-					 memory_order_relaxed);
 	for (;;) {
 		if (ready(arg))
 			break;
@@ -288,7 +284,7 @@ int fwait_wake_ex(struct fwait_table *t, const void *key, uint32_t nr, unsigned 
 		 * orders the caller's write of the condition before the read
 		 * of nkeyed, against the waiter's increment and fence. */
 		atomic_thread_fence(memory_order_seq_cst);
-		if ((atomic_load_explicit(&b->nkeyed, memory_order_relaxed) & FW_NKEYED_COUNT) == 0)
+		if (atomic_load_explicit(&b->nkeyed, memory_order_relaxed) == 0)
 			return 0;
 	}
 	CHAOS_POINT("keyed.c:fwait_wake:before_lock");

@@ -314,53 +314,6 @@ START_TEST(overwritten_w_is_restored)
 }
 END_TEST
 
-/* A store-release latch's contention episode outlives its waiters: after
- * a writer waited (and made the bucket's membarrier), the bucket's count
- * word (fwait_hlatch_waiters) stays non-zero, so releases take the CAS and
- * the next waiter needs no membarrier, until enough releases have found
- * nobody waiting (128 after the waiter left, internal.h); then it is 0
- * again and releases are plain stores.  Before, the word was 0 as soon as
- * the waiter left, and a bucket contended on and off paid a membarrier for
- * every episode (issue 29: fw-store at 64 threads, 200 ns). */
-START_TEST(episode_outlives_its_waiters)
-{
-	struct fwait_table *t;
-	ck_assert_int_eq(fwait_table_create(&t, NULL), 0);
-	fwait_atomic_u64 w = 0;
-	const fwait_atomic_u32 *nk = fwait_hlatch_waiters(t, (const void *)&w);
-	if (nk == NULL) { /* no membarrier here: every release is the CAS */
-		fwait_table_destroy(t);
-		return;
-	}
-	ck_assert_uint_eq(atomic_load(nk), 0);
-	ck_assert_int_eq(fwait_hlatch_lock(t, &engine_store, &w, NULL), 0);
-	struct latcher c = { .t = t, .l = &engine_store, .word = &w };
-	pthread_t tid;
-	park_latcher(&c, &tid, 0);
-	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine_store, &w), 0);
-	th_join_all(&tid, 1, TH_DEADLINE_MS, "writer", t);
-	ck_assert_int_eq(c.rc, 0);
-	/* the waiter is gone, its episode is not */
-	ck_assert_uint_ne(atomic_load(nk), 0);
-	unsigned quiet = 0;
-	while (atomic_load(nk) != 0 && quiet < 1000) {
-		ck_assert_int_eq(fwait_hlatch_unlock(t, &engine_store, &w), 0);
-		quiet++;
-		ck_assert_int_eq(fwait_hlatch_lock(t, &engine_store, &w, NULL), 0);
-	}
-	/* 127 releases count the quiet field down, the 128th clears the word */
-	ck_assert_uint_eq(quiet, 128);
-	struct fwait_stats before, after;
-	fwait_stats_get(t, &before);
-	ck_assert_int_eq(fwait_hlatch_unlock(t, &engine_store, &w), 0);
-	fwait_stats_get(t, &after);
-	ck_assert_uint_eq(after.slow_wakes, before.slow_wakes);
-	ck_assert_uint_eq(atomic_load(nk), 0);
-	ck_assert_uint_eq(st(&engine_store, &w), 0);
-	fwait_table_destroy(t);
-}
-END_TEST
-
 /* A release in a bucket where only another word's waiter sleeps is a CAS
  * (the count is per bucket, W per word): it takes no bucket lock, and
  * leaves the other word's W and waiter as they were; nor does a release
@@ -685,7 +638,6 @@ int main(void)
 	tcase_add_test(tc, version_wraps_in_its_field);
 	th_add_loop(su, "hlatch", 60, waiters_bit_is_exact, 0, TC_NVARIANTS, tc_variant_name);
 	th_add_loop(su, "hlatch", 60, overwritten_w_is_restored, 0, 2, membarrier_label);
-	tcase_add_test(tc, episode_outlives_its_waiters);
 	tcase_add_test(tc, release_beside_another_words_waiter);
 	tcase_add_test(tc, handoff_keeps_it_exclusive);
 	th_add_loop(su, "hlatch", 60, readers_queue_behind_a_waiting_writer,

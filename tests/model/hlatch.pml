@@ -119,10 +119,6 @@
  *                             increment, before its membarrier: a second
  *                             waiter skips its own call, and its ready()
  *                             misses a store still buffered.
- *   -DBROKEN_POSTCHECK_COUNT  the store release's second read looks at the
- *                             count only: between two episodes (count 0,
- *                             FENCED kept) it wakes nobody, and a waiter
- *                             that came next skipped its membarrier.
  *   -DBROKEN_TOKEN_RELEASE    a handoff also frees the state: a barger and
  *                             the handed writer both own the latch.
  * and, where W decides (-DCAS_RELEASE: the CAS release skips the table
@@ -176,8 +172,7 @@ bool posted[NT];       /* the parker's state: woken, with tok[] */
 byte tok[NT];
 bool alive[NT];        /* the sleeper's record exists */
 byte nk;               /* nkeyed: threads inside fwait_wait_ex */
-bool fenced;           /* FW_NKEYED_FENCED: a waiter's membarrier was made
-			* since the bucket was last quiet (nkeyed word 0) */
+bool fenced;           /* FW_NKEYED_FENCED: a membarrier since nk was 0 */
 byte pend;             /* tid+1 of a store release whose store is still
 			* buffered (its value: FREE, W clear) */
 byte npost;            /* store releases between their store and the end
@@ -217,9 +212,9 @@ inline announce() {
 	atomic { bl == 0 -> bl = me + 1; nk++ }
 #else
 	/* One membarrier per contention episode (keyed.c): a waiter that
-	 * finds FENCED set (a membarrier was made since the bucket was last
-	 * quiet) skips its own; the first sets FENCED after its call, under
-	 * the lock again.  BROKEN_FENCED_EARLY sets it with the increment, so a
+	 * finds FENCED set (a membarrier was made since nkeyed was last 0)
+	 * skips its own; the first sets FENCED after its call, under the
+	 * lock again.  BROKEN_FENCED_EARLY sets it with the increment, so a
 	 * second waiter may skip while the first has not made its call yet. */
 	atomic { bl == 0 -> bl = me + 1; skipmb = fenced; nk++;
 #ifdef BROKEN_FENCED_EARLY
@@ -234,25 +229,11 @@ inline announce() {
 #endif
 }
 
-/* nkeyed_leave: FENCED outlives the count (quiet_release clears it) */
+/* nkeyed_leave: the decrement that reaches 0 clears FENCED in the same
+ * RMW (inside the caller's atomic step) */
 inline nk_leave() {
-	nk--
+	nk--; fenced = (fenced && nk > 0)
 }
-
-/* fw_nkeyed_quiet, after an exclusive CAS release: once enough releases
- * found the count 0 (here: any one, nondeterministically), FENCED is
- * cleared and the next waiter calls membarrier again */
-inline quiet_release() {
-	atomic { if :: nk == 0 -> fenced = false :: true -> skip fi }
-}
-
-/* the store release's second read of nkeyed: the whole word, FENCED
- * included (BROKEN_POSTCHECK_COUNT: only the count) */
-#ifdef BROKEN_POSTCHECK_COUNT
-#define NKEYED_WORD (nk)
-#else
-#define NKEYED_WORD (nk + fenced)
-#endif
 
 inline enqueue_tail() {
 	q[qlen] = me; qlen++; queued[me] = true; wex[me] = ex
@@ -513,12 +494,12 @@ inline hlatch_unlock() {
 		 * first with the store buffered until the drain below */
 		if
 		:: atomic { ls = FREE; lw = false; npost++ };
-		   atomic { rd = NKEYED_WORD;
+		   atomic { rd = nk;
 #ifndef NO_MONITOR
 			if :: rd == 0 -> assert(qlen == 0) :: else -> skip fi;
 #endif
 			skip }
-		:: atomic { rd = NKEYED_WORD; pend = me + 1; npost++ }
+		:: atomic { rd = nk; pend = me + 1; npost++ }
 		fi;
 		drain();
 #ifdef BROKEN_STORE_NO_CHECK
@@ -580,7 +561,6 @@ inline hlatch_unlock() {
 		fi
 	};
 #ifndef CAS_RELEASE
-	if :: ex && got -> quiet_release() :: else -> skip fi
 	:: else -> skip
 	fi;
 #endif
@@ -708,7 +688,7 @@ end:	do
 	finished == NT;
 #endif
 	/* the final state: latch free, nobody queued or inside the bucket */
-	assert(ls == FREE && owner == 0 && nsh == 0 && qlen == 0 && nk == 0 && bl == 0 &&
+	assert(ls == FREE && owner == 0 && nsh == 0 && qlen == 0 && nk == 0 && !fenced && bl == 0 &&
 	       pend == 0 && npost == 0);
 #ifndef TIMEOUT
 	/* only a timed-out sleeper leaves W stale */

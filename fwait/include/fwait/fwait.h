@@ -635,10 +635,8 @@ bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
  * waiting in the word's bucket is one plain store and a read of the
  * bucket's waiter count instead (no locked instruction).  The store is
  * safe because the latch's waiters pay for it: the first waiter of a
- * contention episode in the bucket (from a waiter until 128 exclusive
- * releases in a row have found nobody waiting there; meanwhile releases
- * are the CAS) makes one membarrier(2) call after it counts itself in,
- * which orders every running thread as a full fence
+ * contention episode in the bucket makes one membarrier(2) call after it
+ * counts itself in, which orders every running thread as a full fence
  * would (liburcu's urcu-memb does the same for its readers); without
  * membarrier, or with the table's no_membarrier, the flag is ignored.
  * Contended: spin (the table's spin_ns), then sleep as a keyed waiter on
@@ -836,13 +834,10 @@ static inline int fwait_hl_lock_(struct fwait_table *t, const struct fwait_hlatc
 	return fwait_hlatch_lock_slow(t, l, word, deadline);
 }
 /* waiters: fwait_hlatch_waiters(t, word) (NULL: no membarrier, or not
- * needed).  Under FWAIT_HLATCH_STORE_RELEASE, while the word's bucket is
- * quiet (its count 0: nobody waits there, nor has lately), an exclusive
- * release is a plain store, then a second look at the count
- * (fwait_hlatch_unlocked when it is not 0); otherwise the slow path's
- * CAS, which also counts the quiet releases down.  Without
- * FWAIT_HLATCH_STORE_RELEASE: one release CAS that keeps W exact, as a
- * shared release (hlatch.c). */
+ * needed).  Under FWAIT_HLATCH_STORE_RELEASE, while nobody waits in the
+ * word's bucket, an exclusive release is a plain store, then a second look
+ * at the count (fwait_hlatch_unlocked when it is not 0); otherwise one
+ * release CAS that keeps W exact, as a shared release (hlatch.c). */
 static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hlatch_layout *l,
 				   fwait_atomic_u64 *word, const fwait_atomic_u32 *waiters)
 {
@@ -850,17 +845,16 @@ static inline int fwait_hl_unlock_(struct fwait_table *t, const struct fwait_hla
 	uint64_t nv = (fwait_hl_with_(l, v, 0) & ~vm) |
 		      ((v + (UINT64_C(1) << l->version_shift)) & vm);
 	if (fwait_hl_state_(l, v) == l->exclusive && !(v & fwait_hl_wmask_(l))) {
-		const int store = (l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL;
-		if (store && FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
+		if ((l->flags & FWAIT_HLATCH_STORE_RELEASE) && waiters != NULL &&
+		    FWAIT_HL_LOAD_(waiters, relaxed) == 0) {
 			FWAIT_HL_STORE_(word, nv, release);
 			FWAIT_HL_COMPILER_BARRIER_();
 			if (FWAIT_HL_LOAD_(waiters, relaxed) == 0)
 				return 0;
 			return fwait_hlatch_unlocked(t, l, word, 0);
 		}
-		/* Without W, a CAS release must wake; a store layout's bucket
-		 * not quiet counts its quiet releases down: the slow path. */
-		if (l->waiters_bit >= 0 && !store && FWAIT_HL_CAS_(word, v, nv, release))
+		/* Without W, a CAS release must wake: the slow path. */
+		if (l->waiters_bit >= 0 && FWAIT_HL_CAS_(word, v, nv, release))
 			return 0;
 	}
 	return fwait_hlatch_unlock_slow(t, l, word);
