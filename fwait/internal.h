@@ -154,6 +154,23 @@ struct fw_bucket {
 	alignas(FW_CACHELINE) pthread_mutex_t lock;
 	struct fw_waiter *keys;        /* guarded by lock: key group heads */
 	uint32_t depth;                /* guarded by lock */
+	/* FAIR: the vote of this bucket's recent measured holds, 0..
+	 * FW_HOLD_VOTE_MAX, raised by a long one and lowered by a short one
+	 * (fw_hold_vote); guarded by lock.  It saturates both ways, so a long
+	 * run of either kind is forgotten in a few samples of the other. */
+	uint8_t hold_vote;
+	bool stats_on;                 /* !fwait_config.stats_off; set at creation */
+	/* Cache lines (x86-64, glibc: 192 bytes, docs/architecture.md): the
+	 * lock and the fields it guards; the statistics' counters, written on
+	 * every slow wait and wake; then the last counters, written rarely
+	 * (lost_races, max_depth), and the two fields read without the lock
+	 * by every latch release and every contended bit lock (nkeyed,
+	 * handing).  Sharing the lock's line, nkeyed was a cache miss inside
+	 * each store-release latch's critical section under contention (every
+	 * bucket lock and unlock of its waiters took the line away); on its
+	 * own line the CAS latch's CPU per acquisition at 64 threads and a
+	 * 200 ns hold fell about 15 % (docs/benchmarks.md). */
+	alignas(FW_CACHELINE) struct fw_bucket_stats stats;
 	/* Threads inside fwait_wait on this bucket (keyed waiters, asleep or
 	 * not; FW_NKEYED_COUNT), raised under lock before their first ready()
 	 * and lowered as they leave (fw_nkeyed_leave).  fwait_wake reads it
@@ -175,13 +192,6 @@ struct fw_bucket {
 	 * until its first releasing unlock clears it.  That costs a spin, never
 	 * a wake, so it is left stale rather than cleared on every unlock. */
 	_Atomic bool handing;
-	/* FAIR: the vote of this bucket's recent measured holds, 0..
-	 * FW_HOLD_VOTE_MAX, raised by a long one and lowered by a short one
-	 * (fw_hold_vote); guarded by lock.  It saturates both ways, so a long
-	 * run of either kind is forgotten in a few samples of the other. */
-	uint8_t hold_vote;
-	bool stats_on;                 /* !fwait_config.stats_off; set at creation */
-	struct fw_bucket_stats stats;
 };
 /* docs/architecture.md and docs/design.md quote it (memory per bucket:
  * 256 buckets, 48 KiB); with glibc's 40-byte x86-64 mutex (tests/docs
