@@ -169,7 +169,8 @@ struct fw_bucket {
 	 * each store-release latch's critical section under contention (every
 	 * bucket lock and unlock of its waiters took the line away); on its
 	 * own line the CAS latch's CPU per acquisition at 64 threads and a
-	 * 200 ns hold fell about 15 % (docs/benchmarks.md). */
+	 * 200 ns hold fell 16-39 % in alternating runs (docs/benchmarks.md,
+	 * "The hybrid latch against std::atomic::wait"). */
 	alignas(FW_CACHELINE) struct fw_bucket_stats stats;
 	/* Threads inside fwait_wait on this bucket (keyed waiters, asleep or
 	 * not; FW_NKEYED_COUNT), raised under lock before their first ready()
