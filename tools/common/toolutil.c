@@ -82,12 +82,7 @@ int tool_temp_file(const char *prog, const char *stem, char *buf, size_t len)
 	if (dir == NULL || dir[0] == '\0')
 		dir = "/tmp";
 	int n = snprintf(buf, len, "%s/%s-XXXXXX", dir, stem);
-	if (n < 0 || (size_t)n >= len) {
-		fprintf(stderr, "%s: cannot create a file in %s: %s (use --file)\n", prog, dir,
-			strerror(ENAMETOOLONG));
-		return -ENAMETOOLONG;
-	}
-	int fd = mkstemp(buf);
+	int fd = n < 0 || (size_t)n >= len ? (errno = ENAMETOOLONG, -1) : mkstemp(buf);
 	if (fd < 0) {
 		int e = errno;
 		fprintf(stderr, "%s: cannot create a file in %s: %s (use --file)\n", prog, dir,
