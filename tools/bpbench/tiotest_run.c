@@ -233,10 +233,9 @@ static void read_page(struct tio_worker *w, uint64_t idx)
 static void worker_phase(struct tio_worker *w, enum tio_item it)
 {
 	struct tio_run *run = w->run;
-	/* A stop signal ends the phase early (relaxed loads of a flag that
-	 * orders nothing: the phase's figures are then dropped). */
+	/* A stop signal ends the phase early. */
 	if (!tio_item_is_random(it)) {
-		for (uint64_t i = 0; i < run->pages_per_thread && !tool_stop_signal; i++) {
+		for (uint64_t i = 0; i < run->pages_per_thread && !tool_stopped(); i++) {
 			if (it == TIO_WRITE)
 				write_page(w, i);
 			else
@@ -248,7 +247,7 @@ static void worker_phase(struct tio_worker *w, enum tio_item it)
 	uint64_t s = mix64(run->opt->seed ^ mix64(((uint64_t)w->id << 8) | (unsigned)it));
 	if (s == 0)
 		s = 1;
-	for (uint64_t n = 0; n < run->random_ops && !tool_stop_signal; n++) {
+	for (uint64_t n = 0; n < run->random_ops && !tool_stopped(); n++) {
 		uint64_t i = util_rand_next(&s) % run->pages_per_thread;
 		if (it == TIO_RANDOM_WRITE)
 			write_page(w, i);

@@ -46,6 +46,12 @@ int tool_version_print(const char *prog);
  * up, 130, so that `bpbench ... && next` stops at Ctrl-C. */
 extern atomic_int tool_stop_signal;
 void tool_catch_stop(void);
+/* Whether a stop signal came, for a loop that looks at every step.
+ * Relaxed: the flag orders nothing (toolutil.c). */
+static inline bool tool_stopped(void)
+{
+	return atomic_load_explicit(&tool_stop_signal, memory_order_relaxed) != 0;
+}
 /* Sleep seconds, in slices of at most 0.1 s; false if a stop signal came
  * (the sleep cut short), true if it slept it all. */
 bool tool_sleep(double seconds);
