@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 /* TSan slows threads most (and caps live threads), so thread counts scale
  * down under it; ASan only needs deeper stacks (tests/common/sanitize.h):
@@ -152,4 +154,28 @@ bool th_poll(bool (*pred)(void *arg), void *arg, unsigned timeout_ms)
 		th_poll_pause(&spins);
 	}
 	return true;
+}
+
+long th_gettid(void)
+{
+	return (long)syscall(SYS_gettid);
+}
+
+static bool task_asleep(void *arg)
+{
+	char path[64], buf[256];
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/stat", *(const long *)arg);
+	FILE *f = fopen(path, "r");
+	if (f == NULL)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *end = strrchr(buf, ')'); /* the name may hold spaces */
+	return end != NULL && end[1] == ' ' && end[2] == 'S';
+}
+
+bool th_wait_asleep(long tid, unsigned timeout_ms)
+{
+	return th_poll(task_asleep, &tid, timeout_ms);
 }

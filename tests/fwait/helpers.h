@@ -71,6 +71,17 @@ size_t th_parked(struct fwait_table *t);
 bool th_wait_parked(struct fwait_table *t, size_t n, unsigned timeout_ms);
 /* Polls until pred(arg) holds; false if the deadline passes first. */
 bool th_poll(bool (*pred)(void *arg), void *arg, unsigned timeout_ms);
+/* The calling thread's kernel id (gettid), for th_wait_asleep. */
+long th_gettid(void);
+/* Polls until thread tid (th_gettid) sleeps in the kernel (its /proc task
+ * state is S); false if the deadline passes first.  Before signalling a
+ * parked waiter: ThreadSanitizer holds back a signal that arrives outside
+ * a call it intercepts until the thread's next one, and a waiter that is
+ * counted as parked but not yet inside its futex syscall (which is not
+ * intercepted) would sleep with the signal held back until its wake or
+ * deadline.  Once it sleeps there, the signal interrupts the syscall and
+ * the parker's next atomic load, which TSan does see, runs the handler. */
+bool th_wait_asleep(long tid, unsigned timeout_ms);
 /* One step of a poll loop: yields, and now and then pauses ~20 us so the
  * polled threads get the CPU on an oversubscribed machine. */
 void th_poll_pause(unsigned *spins);

@@ -17,9 +17,17 @@
  * Failing first, before fw_sleep disabled cancellation: with the pthread
  * parker every form failed with "cancelled inside the wait, which never
  * returned" (the futex parker's sleep is no cancellation point; it passed).
+ *
+ * A signal to a parked thread: its handler runs during the wait, which
+ * goes on sleeping and returns 0 once woken (either parker re-checks its
+ * state after an interrupted or spurious return and sleeps again).  The victim is signalled once it sleeps in the kernel
+ * (th_wait_asleep says why that matters under ThreadSanitizer); main then
+ * waits for the handler while the victim stays parked.
  */
 #include <check.h>
 #include <errno.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -38,6 +46,7 @@ struct victim {
 	int rc;                     /* the wait's return */
 	_Atomic bool returned;      /* the wait returned */
 	_Atomic bool past_testcancel;
+	_Atomic long tid;           /* its kernel thread id, once set */
 };
 
 static bool is_ready(void *arg)
@@ -49,6 +58,7 @@ static void *victim_main(void *arg)
 {
 	struct victim *v = arg;
 	struct timespec dl;
+	atomic_store(&v->tid, th_gettid());
 	switch (v->form) {
 	case BIT_WAIT:
 		v->rc = fwait_bit_wait(v->t, v->word, BIT, NULL);
@@ -123,6 +133,63 @@ START_TEST(cancelled_waiter_returns_then_exits)
 }
 END_TEST
 
+/* ---- a signal to a parked waiter ---------------------------------------- */
+
+/* Signal handlers reach only globals: this semaphore is this file's.
+ * sem_post is async-signal-safe. */
+static sem_t handled;
+
+static void note_handler(int sig)
+{
+	(void)sig;
+	sem_post(&handled);
+}
+
+/* Loop index: the form of the wait (enum form). */
+START_TEST(signalled_waiter_runs_its_handler)
+{
+	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 4);
+	_Atomic uint32_t word = 0;
+	_Atomic bool ready = false;
+	if (_i == BIT_LOCK)
+		ck_assert_int_eq(fwait_bit_trylock(&word, BIT), 0);
+	else if (_i == BIT_WAIT)
+		fwait_bit_set(&word, BIT);
+	ck_assert_int_eq(sem_init(&handled, 0, 0), 0);
+	struct sigaction sa = { .sa_handler = note_handler }, old;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, &old), 0);
+
+	struct victim v = { .t = t, .word = &word, .ready = &ready, .form = (enum form)_i,
+			    .rc = 1 };
+	pthread_t vt, wt;
+	th_spawn(&vt, victim_main, &v);
+	ck_assert_msg(th_wait_parked(t, 1, TH_DEADLINE_MS), "the victim never parked");
+	ck_assert_msg(th_wait_asleep(atomic_load(&v.tid), TH_DEADLINE_MS), "the victim never slept");
+	ck_assert_int_eq(pthread_kill(vt, SIGUSR1), 0);
+	/* Half the bit lock's deadline: a handler deferred to the wait's
+	 * end would run only after this. */
+	struct timespec dl;
+	clock_gettime(CLOCK_REALTIME, &dl); /* sem_timedwait's clock */
+	dl.tv_sec += TH_DEADLINE_MS / 2000;
+	int sr;
+	while ((sr = sem_timedwait(&handled, &dl)) != 0 && errno == EINTR)
+		;
+	ck_assert_msg(sr == 0, "the handler never ran while parked");
+	ck_assert_msg(!atomic_load(&v.returned), "the signal ended the wait");
+	ck_assert_uint_eq(th_parked(t), 1);
+
+	th_spawn(&wt, waker_main, &v);
+	th_join_all(&wt, 1, TH_DEADLINE_MS, "the waker", NULL);
+	th_join_all(&vt, 1, TH_DEADLINE_MS, "the signalled waiter", t);
+	ck_assert_int_eq(v.rc, 0);
+	ck_assert_uint_eq(th_parked(t), 0);
+	ck_assert_int_eq(sigaction(SIGUSR1, &old, NULL), 0);
+	sem_destroy(&handled);
+	fwait_table_destroy(t);
+}
+END_TEST
+
 /* The loop index's form, for the failure lines (th_add_loop). */
 static const char *form_label(int i)
 {
@@ -135,5 +202,6 @@ int main(void)
 {
 	Suite *su = suite_create("fwait-cancel");
 	th_add_loop(su, "cancel", 60, cancelled_waiter_returns_then_exits, 0, NFORMS, form_label);
+	th_add_loop(su, "signal", 60, signalled_waiter_runs_its_handler, 0, NFORMS, form_label);
 	return check_run_suite(su);
 }

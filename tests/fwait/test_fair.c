@@ -62,6 +62,7 @@ struct waiter {
 	unsigned seq;
 	uint64_t waited_ns;
 	atomic_bool done;
+	_Atomic long ktid; /* its kernel id (th_gettid), for freeze */
 };
 
 /* Make main's barging near certain: main and the waiters share one CPU,
@@ -89,6 +90,7 @@ static void pin_to_shared_cpu(void)
 static void *waiter_main(void *arg)
 {
 	struct waiter *w = arg;
+	atomic_store(&w->ktid, th_gettid());
 	pin_to_shared_cpu();
 	/* Per thread on Linux (the tid is a PRIO_PROCESS target); failing is
 	 * harmless (see pin_to_shared_cpu). */
@@ -150,9 +152,16 @@ static void freeze_handler(int sig)
 		;
 }
 
-/* Freeze thread tid; false if it did not stop within the deadline. */
-static bool freeze(pthread_t tid)
+/* Freeze waiter w (thread tid), parked; false if it did not stop within
+ * the deadline.  It is signalled only once it sleeps in the kernel
+ * (th_wait_asleep: under ThreadSanitizer a signal that came while it was
+ * counted as parked but not yet asleep was held back until its deadline,
+ * 20 s; by then it was due by time, and the count bound's test saw a
+ * handoff after 0 lost races). */
+static bool freeze(pthread_t tid, const struct waiter *w)
 {
+	if (!th_wait_asleep(atomic_load(&w->ktid), TH_DEADLINE_MS))
+		return false;
 	static bool installed;
 	if (!installed) {
 		struct sigaction sa = { .sa_handler = freeze_handler };
@@ -200,7 +209,7 @@ START_TEST(woken_loser_keeps_its_place)
 		}
 		/* A, the oldest, is the one the unlock wakes: frozen, it
 		 * cannot beat main's trylock, so main wins (first attempt). */
-		ck_assert_msg(freeze(tids[0]), "waiter A never took the freeze signal");
+		ck_assert_msg(freeze(tids[0], &ws[0]), "waiter A never took the freeze signal");
 		bool lost = release_and_barge(&sc);
 		thaw();
 		ck_assert_msg(lost, "main's trylock lost to a frozen waiter");
@@ -266,7 +275,7 @@ START_TEST(due_waiter_is_handed_the_bit)
 		rounds++;
 		/* Frozen, V cannot beat main's trylock: main's trylock fails
 		 * only when the unlock handed V the bit. */
-		ck_assert_msg(freeze(tid), "V never took the freeze signal");
+		ck_assert_msg(freeze(tid, &v), "V never took the freeze signal");
 		bool barged = release_and_barge(&sc);
 		thaw();
 		if (!barged)
