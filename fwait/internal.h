@@ -141,6 +141,9 @@ struct fw_parker {
 #endif
 };
 
+/* fwait_spin's yields after its pause-spin (keyed.c says why). */
+#define FW_SPIN_YIELDS 4u
+
 #define FW_NKEYED_FENCED (UINT32_C(1) << 31)
 #define FW_NKEYED_COUNT (FW_NKEYED_FENCED - 1)
 

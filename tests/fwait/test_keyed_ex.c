@@ -12,7 +12,10 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <sched.h>
+#include <semaphore.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 #include "helpers.h"
 #include "../check_run.h"
@@ -368,6 +371,101 @@ START_TEST(spin_looks_then_gives_up)
 }
 END_TEST
 
+/* The spin's yields: a thread pinned to the spinner's CPU, woken at nice
+ * 19 just before the spin (runnable but not running: its tiny weight keeps
+ * it from preempting the spinner), opens the condition only if a yield
+ * lets it run while fwait_spin still looks.  A spin that only pauses
+ * cannot: it gives up after spin_ns with the opener still waiting for the
+ * CPU (before the yields: no success in 20 tries).  Odds, not a certainty
+ * (another process may take the yielded CPU, or a tick may preempt the
+ * spinner), so one success in 20 tries is asked for. */
+struct opener {
+	int cpu;
+	sem_t go;
+	_Atomic bool open, stop;
+	_Atomic unsigned opened; /* times it opened */
+};
+
+static void pin_to(int cpu)
+{
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ck_assert_int_eq(pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+}
+
+static void *opener_main(void *arg)
+{
+	struct opener *o = arg;
+	pin_to(o->cpu);
+	(void)setpriority(PRIO_PROCESS, (id_t)th_gettid(), 19); /* per thread on Linux */
+	for (;;) {
+		while (sem_wait(&o->go) != 0)
+			;
+		if (atomic_load(&o->stop))
+			return NULL;
+		atomic_store(&o->open, true);
+		atomic_fetch_add(&o->opened, 1);
+	}
+}
+
+static bool is_open(void *arg)
+{
+	return atomic_load(&((struct opener *)arg)->open);
+}
+
+struct opened_since {
+	struct opener *o;
+	unsigned before;
+};
+
+static bool opened_again(void *arg)
+{
+	struct opened_since *w = arg;
+	return atomic_load(&w->o->opened) != w->before;
+}
+
+START_TEST(spin_yields_to_a_thread_on_its_cpu)
+{
+	struct fwait_config fair = { .spin_ns = FWAIT_SPIN_NS_DEFAULT };
+	struct fwait_table *t;
+	ck_assert_int_eq(fwait_table_create(&t, &fair), 0);
+	cpu_set_t saved;
+	ck_assert_int_eq(pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+	struct opener o = { .cpu = -1 };
+	for (int c = 0; c < CPU_SETSIZE && o.cpu < 0; c++)
+		if (CPU_ISSET(c, &saved))
+			o.cpu = c;
+	ck_assert_int_eq(sem_init(&o.go, 0, 0), 0);
+	pin_to(o.cpu);
+	pthread_t tid;
+	th_spawn(&tid, opener_main, &o);
+
+	unsigned wins = 0, tries;
+	for (tries = 0; tries < 20 && wins == 0; tries++) {
+		atomic_store(&o.open, false);
+		struct opened_since since = { &o, atomic_load(&o.opened) };
+		sem_post(&o.go);
+		/* Whether the opener ran before the spin's first look or
+		 * during its yields, the spin sees it open; only a spin that
+		 * found it closed and then open counts. */
+		bool open_at_start = is_open(&o);
+		if (fwait_spin(t, is_open, &o) && !open_at_start)
+			wins++;
+		/* Let the opener finish this round before the next. */
+		ck_assert_msg(th_poll(opened_again, &since, TH_DEADLINE_MS),
+			      "the opener never ran");
+	}
+	atomic_store(&o.stop, true);
+	sem_post(&o.go);
+	th_join_all(&tid, 1, TH_DEADLINE_MS, "the opener", NULL);
+	ck_assert_int_eq(pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
+	sem_destroy(&o.go);
+	fwait_table_destroy(t);
+	ck_assert_msg(wins > 0, "the spin never let the opener run (%u tries)", tries);
+}
+END_TEST
+
 START_TEST(bad_input)
 {
 	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 1);
@@ -401,6 +499,7 @@ int main(void)
 	tcase_add_test(tc, broadcast_token_only_to_the_key);
 	tcase_add_test(tc, cancel_undoes_the_choice);
 	tcase_add_test(tc, spin_looks_then_gives_up);
+	tcase_add_test(tc, spin_yields_to_a_thread_on_its_cpu);
 	tcase_add_test(tc, bad_input);
 	suite_add_tcase(su, tc);
 	return check_run_suite(su);

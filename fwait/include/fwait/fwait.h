@@ -264,8 +264,11 @@ struct fwait_config {
 	 * and a pause, a CAS only when the bit looks free) before it queues;
 	 * 0 = FWAIT_SPIN_NS_DEFAULT, FWAIT_SPIN_OFF = never.  It does not spin
 	 * while its bucket is handing lock bits over (a waiter is due).  Keyed
-	 * waits spin only when asked (fwait_wait_ex's FWAIT_SPIN, fwait_spin),
-	 * as their ready() must then be safe to run unlocked. */
+	 * waits spin only when asked (fwait_wait_ex's FWAIT_SPIN, fwait_spin,
+	 * the hybrid latches), as their ready() must then be safe to run
+	 * unlocked; after spin_ns they also yield the CPU a few times
+	 * (sched_yield) before they queue, which lets a preempted holder run
+	 * when threads outnumber CPUs. */
 	uint32_t spin_ns;
 	/* FAIR lock bits only: a hold counts as long if it lasts this many ns
 	 * or more.  A contended unlock of a thread that took its bit after
@@ -511,8 +514,9 @@ int fwait_wake(struct fwait_table *t, const void *key, uint32_t nr);
  */
 
 /* fwait_wait_ex flag: before queueing, call ready() without the lock, with
- * a pause between calls, for up to the table's spin_ns (fwait_config;
- * FAIR tables only, as fwait_bit_lock's spin: on other tables one call).
+ * a pause between calls, for up to the table's spin_ns, then once after
+ * each of a few sched_yield() calls (fwait_spin; FAIR tables only, as
+ * fwait_bit_lock's spin: on other tables one call).
  * It implies FWAIT_PRECHECK, and ready() must be safe to run unlocked. */
 #define FWAIT_SPIN 4u
 
@@ -608,7 +612,11 @@ int fwait_wake_ex(struct fwait_table *t, const void *key, uint32_t nr, unsigned 
 
 /* The spin of FWAIT_SPIN, for callers that poll a word themselves: calls
  * ready(arg) without any lock, pausing between calls, until it returns
- * true (then true) or the table's spin_ns has passed (then false).  On a
+ * true (then true) or the table's spin_ns has passed; then yields the CPU
+ * (sched_yield) and calls it again, a few times (4), and returns false if
+ * it never held.  The yields let a holder that was preempted run, where
+ * threads outnumber CPUs, at one system call each when nothing else is
+ * runnable (docs/benchmarks.md has the three regimes).  On a
  * table that does not spin (not FAIR, or spin_ns FWAIT_SPIN_OFF) it calls
  * ready() once.  Orders what ready()'s own loads order. */
 bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
@@ -639,7 +647,7 @@ bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
  * counts itself in, which orders every running thread as a full fence
  * would (liburcu's urcu-memb does the same for its readers); without
  * membarrier, or with the table's no_membarrier, the flag is ignored.
- * Contended: spin (the table's spin_ns), then sleep as a keyed waiter on
+ * Contended: spin (fwait_spin), then sleep as a keyed waiter on
  * the word's address, shared and exclusive waiters on that one key; the
  * take runs inside ready() under the bucket lock, so a woken writer that
  * loses keeps its place at the head of the key (FAIR), and an exclusive

@@ -306,7 +306,8 @@ int wake_ex(fwait_table *t, const void *key, uint32_t nr, unsigned flags, Cb &&c
 /*
  * fwait_spin with a callable: calls pred() without any lock, pausing
  * between calls, until it returns true (then true) or the table's spin_ns
- * has passed (then false); once on a table that does not spin.  pred()
+ * has passed, then once after each of a few sched_yield() calls (false
+ * if it never held); once on a table that does not spin.  pred()
  * must be safe to run unlocked (atomics only).  Orders what pred()'s own
  * loads order.
  */
