@@ -682,11 +682,14 @@ struct fwait_hlatch_layout {
 
 /* fwait_hlatch_layout.flags: an uncontended exclusive release is a plain
  * store instead of a CAS (on a table with membarrier; see "Uncontended"
- * above): an uncontended lock + unlock then costs about a CAS and a store,
- * but each contention episode of a bucket costs a membarrier(2), which
- * interrupts every CPU running the process (tens of microseconds on a VM),
- * and under heavy contention the wakes it adds cost more than the CAS
- * saves (docs/benchmarks.md).  Not for words whose caller bits other
+ * above): an uncontended lock + unlock then costs about a CAS and a store
+ * (1.1x, where the CAS release costs 1.9x), but each contention episode
+ * of a bucket costs a membarrier(2), which interrupts every CPU running
+ * the process (tens of microseconds on a VM), and contended with a
+ * short compute hold it uses 9-24 % more CPU per acquisition than the CAS
+ * release (less with no hold, the same with a sleeping one;
+ * docs/benchmarks.md).  The choice for a word that is mostly uncontended,
+ * as a page's latch is.  Not for words whose caller bits other
  * threads change while the latch is held exclusive (a clock's reference
  * bit set by fetch_or): the store would write them back as it read them. */
 #define FWAIT_HLATCH_STORE_RELEASE 1u
