@@ -19,6 +19,7 @@
  *      futex_word.h  its code for one word width, included
  *                 twice by futex.c (32 and 64 bits)
  *   4  keyed.c    fwait_wait / fwait_wake                     park stats base
+ *   4  async.c    fwait_wait_async / fwait_cancel_async       park stats base
  *   4  bitops.c   the bit locks and bit waits                 park futex stats
  *                                                             base
  *      bitops_word.h  its code for one word width, included
@@ -98,6 +99,8 @@ struct fw_waiter {
 	bool khead;                      /* oldest waiter of its key */
 	bool queued;
 	bool exclusive;
+	bool async;       /* a struct fw_async's (async.c): no parker; its
+			   * completion runs in fw_signal_all */
 	int bit;          /* 0..30 (0..62: bit64), or FW_GENERIC_BIT */
 	const void *key;
 	uint64_t since_ns; /* this trip through the queue (the histogram) */
@@ -308,10 +311,51 @@ static inline void fw_stat_add(const struct fw_bucket *b, _Atomic uint64_t *c, u
  * unless statistics are off (then no clock read either). */
 void fw_hist_since(struct fwait_table *t, const struct fw_bucket *b, uint64_t since_ns);
 
+/* Lower a bucket's nkeyed by one, and with it FW_NKEYED_FENCED when it
+ * reaches 0 (one RMW: a latch waiter that finds the flag set finds a count
+ * that has stayed above 0 since a membarrier).  Relaxed: a waker that reads
+ * the lower value has nobody of ours to wake.  With or without the lock. */
+static inline void fw_nkeyed_leave(struct fw_bucket *b)
+{
+	uint32_t v = atomic_load_explicit(&b->nkeyed, memory_order_relaxed), nv;
+	do
+		nv = (v & FW_NKEYED_COUNT) == 1 ? 0 : v - 1;
+	while (!atomic_compare_exchange_weak_explicit(&b->nkeyed, &v, nv, memory_order_relaxed,
+						      memory_order_relaxed));
+}
+
+/* An asynchronous keyed wait's record (async.c), inside the caller's
+ * struct fwait_async.  w is first: fw_signal_all finds the record from
+ * its waiter.  Fields:
+ *   w                 as any waiter's (w.async set, w.pk NULL)
+ *   t, b, done, arg   written by the caller's thread before w is queued
+ *                     (fwait_async_init, fwait_wait_async), read-only while
+ *                     it is queued or its completion is in flight
+ *   woken             written by the waker before it calls done, read by
+ *                     the next fwait_wait_async on the record: the caller
+ *                     may start that wait only after done ran, and its own
+ *                     hand-off from done to the task orders the two. */
+struct fw_async {
+	struct fw_waiter w;
+	struct fwait_table *t;
+	struct fw_bucket *b;
+	fwait_async_fn done;
+	void *arg;
+	uint32_t magic;  /* FW_ASYNC_MAGIC once fwait_async_init ran */
+	bool woken;      /* its last wait ended by a wake (FAIR keep-place) */
+};
+#define FW_ASYNC_MAGIC 0x66776173u /* "fwas" */
+_Static_assert(sizeof(struct fw_async) <= sizeof(struct fwait_async),
+	       "fwait.h: FWAIT_ASYNC_WORDS too small for struct fw_async");
+_Static_assert(alignof(struct fw_async) <= alignof(struct fwait_async),
+	       "fwait.h: struct fwait_async under-aligned for struct fw_async");
+
 /* ---- park.c (layer 3): queueing, sleeping, waking ---- */
 /* Fills in w and points it at the calling thread's parker (set up on the
- * thread's first wait).  Nothing to destroy: the parker outlives the wait. */
+ * thread's first wait).  Nothing to destroy: the parker outlives the wait.
+ * fw_waiter_init_async: the same for an asynchronous record (no parker). */
 void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive);
+void fw_waiter_init_async(struct fw_waiter *w, const void *key, bool exclusive);
 /* Caller holds b->lock.  fw_enqueue appends w to its key's FIFO.
  * fw_requeue queues w for a sleep of a bit or keyed wait: woken (it slept
  * and found its condition still false) counts a spurious wakeup, and under
@@ -354,7 +398,9 @@ void fw_choose(struct fw_bucket *b, struct fw_wake_list *l, struct fw_waiter *w)
  * signalled: each goes back to the head of its key, in l's order (the
  * oldest first again), keeping its age; l is left empty. */
 void fw_unchoose(struct fw_bucket *b, struct fw_wake_list *l);
-/* Caller does NOT hold the bucket lock. */
+/* Caller does NOT hold the bucket lock.  Posts state to each blocking
+ * waiter of l; for an asynchronous one (w->async), takes it out of its
+ * bucket's count and runs its completion, here, on this thread. */
 void fw_signal_all(struct fw_wake_list *l, int state);
 
 /* The unified wake walk under b->lock.  Chooses, in FIFO order: every

@@ -75,25 +75,12 @@
 #include <errno.h>
 #include <sched.h>
 
-/* Lower the count by one, and with it FW_NKEYED_FENCED when it reaches 0
- * (one RMW: a latch waiter that finds the flag set finds a count that has
- * stayed above 0 since a membarrier).  Relaxed: a waker that reads the
- * lower value has nobody of ours to wake. */
-static void nkeyed_leave(struct fw_bucket *b)
-{
-	uint32_t v = atomic_load_explicit(&b->nkeyed, memory_order_relaxed), nv;
-	do
-		nv = (v & FW_NKEYED_COUNT) == 1 ? 0 : v - 1;
-	while (!atomic_compare_exchange_weak_explicit(&b->nkeyed, &v, nv, memory_order_relaxed,
-						      memory_order_relaxed));
-}
-
 /* Caller holds b->lock and has stopped calling ready(): lower the count
  * and drop the lock. */
 static void leave(struct fw_bucket *b)
 {
 	debug_assert_held(&b->lock); /* internal.h: caller holds b->lock */
-	nkeyed_leave(b);
+	fw_nkeyed_leave(b);
 	pthread_mutex_unlock(&b->lock);
 }
 
@@ -180,7 +167,7 @@ static int keyed_wait(struct fwait_table *t, const void *key, unsigned flags,
 		 * the count's decrement is relaxed either way (leave()). */
 		if (ex && w.token) {
 			out->token = w.token;
-			nkeyed_leave(b);
+			fw_nkeyed_leave(b);
 			out->how = FWAIT_HOW_WOKEN;
 			return 0;
 		}

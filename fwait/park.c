@@ -199,18 +199,31 @@ static int pk_wait(struct fw_parker *pk, const struct timespec *deadline)
 }
 #endif
 
-void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive)
+static void waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive)
 {
 	w->next = w->prev = NULL;
 	w->queued = false;
 	w->exclusive = exclusive;
+	w->async = false;
 	w->bit = bit;
 	w->key = key;
 	w->since_ns = 0;
 	w->first_ns = 0;
 	w->steals = 0;
 	w->token = 0;
+	w->pk = NULL;
+}
+
+void fw_waiter_init(struct fw_waiter *w, const void *key, int bit, bool exclusive)
+{
+	waiter_init(w, key, bit, exclusive);
 	w->pk = parker_get();
+}
+
+void fw_waiter_init_async(struct fw_waiter *w, const void *key, bool exclusive)
+{
+	waiter_init(w, key, FW_GENERIC_BIT, exclusive);
+	w->async = true;
 }
 
 /* The head of the group of (key, bit) in b, or NULL.  Adds to *foreign
@@ -514,7 +527,23 @@ void fw_signal_all(struct fw_wake_list *l, int state)
 		struct fw_parker *pk = w->pk;
 
 		CHAOS_POINT("park.c:fw_signal_all:unlinked_before_post");
-		pk_post(pk, state);
+		if (w->async) {
+			/* An asynchronous record: it leaves the bucket's count
+			 * here, as a blocking waiter does once it stops looking
+			 * (nothing of it is left to wake), then its completion
+			 * runs.  Everything is read before the call: done may
+			 * start the record's next wait, or free it. */
+			struct fw_async *a = (struct fw_async *)(void *)w;
+			fwait_async_fn done = a->done;
+			void *arg = a->arg;
+			uint64_t token = w->token;
+			fw_hist_since(a->t, a->b, w->since_ns);
+			fw_nkeyed_leave(a->b);
+			a->woken = true;
+			done((struct fwait_async *)(void *)a, token, arg);
+		} else {
+			pk_post(pk, state);
+		}
 		w = next;
 	}
 	l->first = l->last = NULL;

@@ -621,6 +621,77 @@ int fwait_wake_ex(struct fwait_table *t, const void *key, uint32_t nr, unsigned 
  * ready() once.  Orders what ready()'s own loads order. */
 bool fwait_spin(const struct fwait_table *t, fwait_ready_fn ready, void *arg);
 
+/* ---- Asynchronous keyed waits --------------------------------------------- */
+/*
+ * A keyed wait that does not block its thread, for task-based engines
+ * (one thread per core running many tasks): the caller supplies the waiter
+ * record (intrusive: no allocation) and a completion, which the waker runs
+ * once it has chosen the record.  Same table, keys, filtering, FIFO order
+ * and fairness as fwait_wait: blocking and asynchronous waiters mix on one
+ * key, and fwait_wake / fwait_wake_ex wake either kind, oldest first.
+ *
+ *   struct fwait_async a;            // lives until completion or cancel
+ *   fwait_async_init(&a, done, task);
+ *   rc = fwait_wait_async(t, key, FWAIT_EXCLUSIVE, ready, arg, &a);
+ *       0: ready() held; no completion will run.  1: queued.
+ *   done(&a, token, task) runs later, on the waking thread, after the
+ *   bucket lock is dropped: keep it short (push the task to a run queue).
+ *   The task then looks again: ready() taken (take inside ready(), as
+ *   with fwait_wait_ex), or fwait_wait_async(..., &a) once more, which,
+ *   after a wake and under FAIR, queues it at the head of its key (it
+ *   keeps its place, as a blocking waiter that lost a race does).
+ *
+ * Cancellation (a deadline is the caller's timer calling it):
+ * fwait_cancel_async returns 0 if the record was still queued (it is
+ * unlinked; its completion never runs), or -EALREADY if a wake chose it
+ * first: the completion runs or has run, and the task must treat it as a
+ * wake.  An exclusive waiter that no longer wants what it was woken for
+ * passes the wake on, as after fwait_wait_ex: fwait_wake_ex(t, key, 1,
+ * FWAIT_WAKE_EXCLUSIVE_ONLY, NULL, NULL), so the next waiter is never
+ * stranded.
+ *
+ * Record lifetime: from fwait_wait_async returning 1 until its completion
+ * has started or fwait_cancel_async returned 0, the record belongs to the
+ * table: do not free, move or re-wait it.  The completion's call is the
+ * waker's last touch; done may free or re-wait the record itself.
+ *
+ * Ordering: as fwait_wait for the checks (the waiter counts itself in the
+ * bucket and fences before its locked ready(), fwait_wake's pairing); the
+ * completion runs on the waker's thread after its critical section, so
+ * whatever the waker wrote before its wake is visible to done, and to the
+ * task through whatever done uses to hand it on (a run queue's lock).  A
+ * token is fwait_wake_ex's, as a blocking waiter receives it.
+ */
+struct fwait_async;
+/* The completion: the record, the token of the wake (0 from fwait_wake),
+ * the arg given to fwait_async_init. */
+typedef void (*fwait_async_fn)(struct fwait_async *a, uint64_t token, void *arg);
+
+#define FWAIT_ASYNC_WORDS 20
+struct fwait_async {
+	uint64_t fwait_private_[FWAIT_ASYNC_WORDS]; /* the library's waiter record */
+};
+
+/* Prepares a record for fwait_wait_async with its completion.  0 or
+ * -EINVAL (NULL a or done).  Not on a record that is queued. */
+int fwait_async_init(struct fwait_async *a, fwait_async_fn done, void *arg);
+
+/* Waits for ready(arg) on key without blocking: as fwait_wait (flags
+ * FWAIT_EXCLUSIVE, FWAIT_PRECHECK; ready() runs under the bucket lock and
+ * must not call into the table), but instead of sleeping it queues a and
+ * returns 1; a's completion runs when a wake chooses it.  0: ready() held
+ * (no completion).  -EINVAL: NULL t, key, ready or a, a not initialised,
+ * unknown flags. */
+int fwait_wait_async(struct fwait_table *t, const void *key, unsigned flags,
+		     fwait_ready_fn ready, void *arg, struct fwait_async *a);
+
+/* Cancels a's queued wait: 0 if it was queued (unlinked now; no completion
+ * will run; counted as a timeout in the statistics), -EALREADY if it is not
+ * queued (a wake chose it: its completion runs or ran), -EINVAL (NULL t or
+ * a, a never waited on t).  Ordering: the bucket lock's; a 0 return is
+ * final. */
+int fwait_cancel_async(struct fwait_table *t, struct fwait_async *a);
+
 /* ---- Hybrid latches on a caller's 64-bit word ---------------------------- */
 /*
  * A shared/exclusive latch with optimistic reads (LeanStore's hybrid latch,
