@@ -18,6 +18,9 @@
  *     callable) as the ready() predicate or the wake callback, called
  *     through a static trampoline that gets the callable's address as the
  *     C call's void *arg (no copy, no allocation);
+ *   - until (C++20 coroutines only): co_await a keyed wait without
+ *     blocking the thread, over fwait_wait_async, the awaitable's frame
+ *     slot holding the waiter record;
  *   - hybrid_latch, a handle on a caller's 64-bit latch word (it does not
  *     own the word), with its guards hlatch_guard and hlatch_shared_guard
  *     and the retry loop optimistic_read.
@@ -36,6 +39,15 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+
+/* fwait::until, the C++20 awaitable: only where the compiler has
+ * coroutines (C++20 and a <coroutine> header). */
+#if defined(__cpp_impl_coroutine) && __cpp_impl_coroutine >= 201902L && defined(__has_include)
+#if __has_include(<coroutine>)
+#include <coroutine>
+#define FWAIT_HAVE_COROUTINES 1
+#endif
+#endif
 
 #include "fwait/fwait.h"
 
@@ -317,6 +329,100 @@ template <class Pred> bool spin(const fwait_table *t, Pred &&pred) noexcept
 	static_assert(detail::is_predicate<P>::value, "fwait::spin: pred must be callable as bool()");
 	return fwait_spin(t, &detail::ready_trampoline<P>, detail::arg_of(pred));
 }
+
+/* ---- Asynchronous keyed waits as a C++20 awaitable ------------------------ */
+
+#ifdef FWAIT_HAVE_COROUTINES
+/*
+ * co_await fwait::until(t, key, flags, pred, resume): suspends the calling
+ * coroutine until pred() holds, without blocking its thread
+ * (fwait_wait_async; flags FWAIT_EXCLUSIVE, FWAIT_PRECHECK).  pred follows
+ * fwait::wait's rules (it runs under the bucket lock; it may take what it
+ * waits for).  resume is how a woken coroutine goes on: a callable taken
+ * by value and called as resume(std::coroutine_handle<>) on the waking
+ * thread, after the bucket lock is dropped; it should push the handle to
+ * the caller's executor (calling handle.resume() there would run the
+ * coroutine inside the waker's fwait_wake).  The result is 0 once pred()
+ * held, or -EINVAL (as fwait_wait_async).
+ *
+ * A woken coroutine is not resumed to find pred() false: the completion
+ * looks again on the waking thread (fwait_wait_async once more, pred()
+ * under the lock), and only a true answer resumes it; a false one queues
+ * the record again, at the head of its key under FAIR, keeping its place.
+ * The awaitable (in the coroutine frame for the whole suspension) holds
+ * the waiter record, pred and resume: no allocation.  It cannot be
+ * cancelled; a wait with a deadline uses fwait_wait_async directly.
+ * Ordering: as fwait_wait for pred(); the waker's writes before its wake
+ * are visible to the resumed coroutine through resume's hand-off.
+ */
+template <class Pred, class Resume> class until_awaitable {
+public:
+	until_awaitable(fwait_table *t, const void *key, unsigned flags, Pred pred,
+			Resume resume) noexcept
+		: t_(t), key_(key), flags_(flags), pred_(std::move(pred)),
+		  resume_(std::move(resume))
+	{
+	}
+	until_awaitable(const until_awaitable &) = delete;
+	until_awaitable &operator=(const until_awaitable &) = delete;
+
+	bool await_ready() const noexcept { return false; }
+	/* false: pred() held (or an error), go on without suspending. */
+	bool await_suspend(std::coroutine_handle<> h) noexcept
+	{
+		h_ = h;
+		rc_ = fwait_async_init(&rec_, &done, this);
+		return rc_ == 0 && queue();
+	}
+	int await_resume() const noexcept { return rc_; }
+
+private:
+	/* true: queued (the completion will come); false: rc_ is the answer. */
+	bool queue() noexcept
+	{
+		int rc = fwait_wait_async(t_, key_, flags_, &detail::ready_trampoline<Pred>,
+					  detail::arg_of(pred_), &rec_);
+		if (rc == 1)
+			return true;
+		rc_ = rc;
+		return false;
+	}
+	/* The completion, on the waking thread, the waker's last touch of
+	 * rec_: look again, and resume only on a true answer.  resume and the
+	 * handle are taken out first: the resumed coroutine may run (on
+	 * another thread, or inside this call) to its end, and its frame,
+	 * this awaitable included, be gone before the call returns. */
+	static void done(fwait_async *, uint64_t, void *arg) noexcept
+	{
+		until_awaitable *self = static_cast<until_awaitable *>(arg);
+		if (self->queue())
+			return;
+		Resume resume(std::move(self->resume_));
+		std::coroutine_handle<> h = self->h_;
+		resume(h);
+	}
+
+	fwait_table *t_;
+	const void *key_;
+	unsigned flags_;
+	Pred pred_;
+	Resume resume_;
+	std::coroutine_handle<> h_;
+	fwait_async rec_;
+	int rc_ = 0;
+};
+
+template <class Pred, class Resume>
+until_awaitable<typename std::decay<Pred>::type, typename std::decay<Resume>::type>
+until(fwait_table *t, const void *key, unsigned flags, Pred &&pred, Resume &&resume) noexcept
+{
+	typedef typename std::decay<Pred>::type P;
+	static_assert(detail::is_predicate<P>::value, "fwait::until: pred must be callable as bool()");
+	return until_awaitable<P, typename std::decay<Resume>::type>(
+		t, key, flags, std::forward<Pred>(pred), std::forward<Resume>(resume));
+}
+
+#endif /* FWAIT_HAVE_COROUTINES */
 
 /* ---- Hybrid latches on a caller's 64-bit word ---------------------------- */
 
