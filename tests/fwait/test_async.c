@@ -85,74 +85,79 @@ static struct fwait_table *fair_table(void)
 	return t;
 }
 
+/* One asynchronous waiter (id 1) of a ticket key, on its own table. */
+struct one {
+	struct fwait_table *t;
+	struct tickets k;
+	struct taker w;
+	struct done_rec d;
+	struct fwait_async a;
+};
+
+/* Sets o up with avail tickets and starts its wait: returns
+ * fwait_wait_async's answer. */
+static int one_wait(struct one *o, unsigned avail)
+{
+	o->t = fair_table();
+	atomic_store(&o->k.avail, avail);
+	o->w = (struct taker){ &o->k, 1 };
+	ck_assert_int_eq(fwait_async_init(&o->a, note_done, &o->d), 0);
+	return fwait_wait_async(o->t, &o->k, FWAIT_EXCLUSIVE, take_ticket, &o->w, &o->a);
+}
+
 START_TEST(ready_at_once_runs_no_completion)
 {
-	struct fwait_table *t = fair_table();
-	struct tickets k = { .avail = 1 };
-	struct taker w = { &k, 1 };
-	struct done_rec d = { 0 };
-	struct fwait_async a;
-	ck_assert_int_eq(fwait_async_init(&a, note_done, &d), 0);
-	ck_assert_int_eq(fwait_wait_async(t, &k, FWAIT_EXCLUSIVE, take_ticket, &w, &a), 0);
-	ck_assert_uint_eq(atomic_load(&k.taken), 1);
-	ck_assert_uint_eq(th_parked(t), 0);
+	struct one o = { 0 };
+	ck_assert_int_eq(one_wait(&o, 1), 0);
+	ck_assert_uint_eq(atomic_load(&o.k.taken), 1);
+	ck_assert_uint_eq(th_parked(o.t), 0);
 	/* Nobody counted in the bucket: the wake skips it and wakes none. */
-	ck_assert_int_eq(fwait_wake(t, &k, FWAIT_ALL), 0);
-	ck_assert_uint_eq(atomic_load(&d.calls), 0);
+	ck_assert_int_eq(fwait_wake(o.t, &o.k, FWAIT_ALL), 0);
+	ck_assert_uint_eq(atomic_load(&o.d.calls), 0);
 	/* Nothing queued: nothing to cancel. */
-	ck_assert_int_eq(fwait_cancel_async(t, &a), -EINVAL);
-	fwait_table_destroy(t);
+	ck_assert_int_eq(fwait_cancel_async(o.t, &o.a), -EINVAL);
+	fwait_table_destroy(o.t);
 }
 END_TEST
 
 START_TEST(wake_runs_the_completion_once_with_its_token)
 {
-	struct fwait_table *t = fair_table();
-	struct tickets k = { 0 };
-	struct taker w = { &k, 1 };
-	struct done_rec d = { 0 };
-	struct fwait_async a;
-	ck_assert_int_eq(fwait_async_init(&a, note_done, &d), 0);
-	ck_assert_int_eq(fwait_wait_async(t, &k, FWAIT_EXCLUSIVE, take_ticket, &w, &a), 1);
-	ck_assert_uint_eq(th_parked(t), 1); /* queued like any waiter */
-	ck_assert_uint_eq(atomic_load(&d.calls), 0);
+	struct one o = { 0 };
+	ck_assert_int_eq(one_wait(&o, 0), 1);
+	ck_assert_uint_eq(th_parked(o.t), 1); /* queued like any waiter */
+	ck_assert_uint_eq(atomic_load(&o.d.calls), 0);
 
 	uint64_t tok = 42;
-	ck_assert_int_eq(fwait_wake_ex(t, &k, 1, 0, give_token, &tok), 1);
+	ck_assert_int_eq(fwait_wake_ex(o.t, &o.k, 1, 0, give_token, &tok), 1);
 	/* main was the waker: the completion ran inside that call. */
-	ck_assert_uint_eq(atomic_load(&d.calls), 1);
-	ck_assert_uint_eq(atomic_load(&d.token), 42);
-	ck_assert_uint_eq(th_parked(t), 0);
+	ck_assert_uint_eq(atomic_load(&o.d.calls), 1);
+	ck_assert_uint_eq(atomic_load(&o.d.token), 42);
+	ck_assert_uint_eq(th_parked(o.t), 0);
 	/* Chosen: cancel says so, and a second wake finds nobody. */
-	ck_assert_int_eq(fwait_cancel_async(t, &a), -EALREADY);
-	ck_assert_int_eq(fwait_wake(t, &k, FWAIT_ALL), 0);
-	ck_assert_uint_eq(atomic_load(&d.calls), 1);
+	ck_assert_int_eq(fwait_cancel_async(o.t, &o.a), -EALREADY);
+	ck_assert_int_eq(fwait_wake(o.t, &o.k, FWAIT_ALL), 0);
+	ck_assert_uint_eq(atomic_load(&o.d.calls), 1);
 	/* The task looks again: a ticket now, taken under the lock. */
-	atomic_store(&k.avail, 1);
-	ck_assert_int_eq(fwait_wait_async(t, &k, FWAIT_EXCLUSIVE, take_ticket, &w, &a), 0);
-	ck_assert_uint_eq(atomic_load(&k.taken), 1);
-	fwait_table_destroy(t);
+	atomic_store(&o.k.avail, 1);
+	ck_assert_int_eq(fwait_wait_async(o.t, &o.k, FWAIT_EXCLUSIVE, take_ticket, &o.w, &o.a), 0);
+	ck_assert_uint_eq(atomic_load(&o.k.taken), 1);
+	fwait_table_destroy(o.t);
 }
 END_TEST
 
 START_TEST(cancel_before_the_wake_is_final)
 {
-	struct fwait_table *t = fair_table();
-	struct tickets k = { 0 };
-	struct taker w = { &k, 1 };
-	struct done_rec d = { 0 };
-	struct fwait_async a;
-	ck_assert_int_eq(fwait_async_init(&a, note_done, &d), 0);
-	ck_assert_int_eq(fwait_wait_async(t, &k, FWAIT_EXCLUSIVE, take_ticket, &w, &a), 1);
-	ck_assert_int_eq(fwait_cancel_async(t, &a), 0);
-	ck_assert_uint_eq(th_parked(t), 0);
-	ck_assert_int_eq(fwait_wake(t, &k, FWAIT_ALL), 0);
-	ck_assert_uint_eq(atomic_load(&d.calls), 0);
-	ck_assert_int_eq(fwait_cancel_async(t, &a), -EINVAL); /* waits no more */
+	struct one o = { 0 };
+	ck_assert_int_eq(one_wait(&o, 0), 1);
+	ck_assert_int_eq(fwait_cancel_async(o.t, &o.a), 0);
+	ck_assert_uint_eq(th_parked(o.t), 0);
+	ck_assert_int_eq(fwait_wake(o.t, &o.k, FWAIT_ALL), 0);
+	ck_assert_uint_eq(atomic_load(&o.d.calls), 0);
+	ck_assert_int_eq(fwait_cancel_async(o.t, &o.a), -EINVAL); /* waits no more */
 	struct fwait_stats st;
-	fwait_stats_get(t, &st);
+	fwait_stats_get(o.t, &st);
 	ck_assert_uint_eq(st.timeouts, 1);
-	fwait_table_destroy(t);
+	fwait_table_destroy(o.t);
 }
 END_TEST
 

@@ -96,16 +96,24 @@ static void *waker_main(void *arg)
 	return NULL;
 }
 
+/* A table, and the word as the form's wait needs it: a lock bit held, an
+ * event bit set (a keyed wait's condition starts false). */
+static struct fwait_table *victim_scene(int form, _Atomic uint32_t *word)
+{
+	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 4);
+	if (form == BIT_LOCK)
+		ck_assert_int_eq(fwait_bit_trylock(word, BIT), 0);
+	else if (form == BIT_WAIT)
+		fwait_bit_set(word, BIT);
+	return t;
+}
+
 /* Loop index: the form of the wait (enum form). */
 START_TEST(cancelled_waiter_returns_then_exits)
 {
-	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 4);
 	_Atomic uint32_t word = 0;
 	_Atomic bool ready = false;
-	if (_i == BIT_LOCK)
-		ck_assert_int_eq(fwait_bit_trylock(&word, BIT), 0);
-	else if (_i == BIT_WAIT)
-		fwait_bit_set(&word, BIT);
+	struct fwait_table *t = victim_scene(_i, &word);
 	struct victim v = { .t = t, .word = &word, .ready = &ready, .form = (enum form)_i,
 			    .rc = 1 };
 	pthread_t vt, wt;
@@ -154,13 +162,9 @@ static bool was_handled(void *arg)
 /* Loop index: the form of the wait (enum form). */
 START_TEST(signalled_waiter_runs_its_handler)
 {
-	struct fwait_table *t = th_table_for(FWAIT_WAKE_ONE, 4);
 	_Atomic uint32_t word = 0;
 	_Atomic bool ready = false;
-	if (_i == BIT_LOCK)
-		ck_assert_int_eq(fwait_bit_trylock(&word, BIT), 0);
-	else if (_i == BIT_WAIT)
-		fwait_bit_set(&word, BIT);
+	struct fwait_table *t = victim_scene(_i, &word);
 	atomic_store(&handled, false);
 	struct sigaction sa = { .sa_handler = note_handler }, old;
 	sigemptyset(&sa.sa_mask);
