@@ -47,9 +47,14 @@
  * that touches only what bl guards is merged into the adjacent step, but
  * nk++ and the ready() after it stay two steps (the Dekker pair with a
  * release's store and read of nk, which may fall in between).  Memory is
- * sequentially consistent: the seq_cst fences of keyed.c's design note are
- * what make the real one behave so for this pair; the completion's relaxed
- * decrement is only modelled as one step.  Not modelled: more threads,
+ * sequentially consistent: for the announce (nk++, ready()) against a
+ * release (store, read of nk) the seq_cst fences of keyed.c's design note
+ * give that.  The completion's decrement may be relaxed because the
+ * record's increment happens before it (the increment precedes the
+ * enqueue under bl, the waker's unlink follows it under bl), so it cannot
+ * take the count below another waiter's share; a release that reads the
+ * lowered count finds a task that has not looked again yet, and that look
+ * is a new announce.  Not modelled: more threads,
  * keys or buckets, shared (non-exclusive) waiters, deadlines, tokens
  * (fwait_wait_ex), the executor that runs a completed task, and the
  * memory of the record (alive[] stands for its lifetime).
