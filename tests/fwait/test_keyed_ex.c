@@ -13,9 +13,7 @@
 #include <check.h>
 #include <errno.h>
 #include <sched.h>
-#include <semaphore.h>
 #include <stdlib.h>
-#include <sys/resource.h>
 
 #include "helpers.h"
 #include "../check_run.h"
@@ -371,19 +369,21 @@ START_TEST(spin_looks_then_gives_up)
 }
 END_TEST
 
-/* The spin's yields: a thread pinned to the spinner's CPU, woken at nice
- * 19 just before the spin (runnable but not running: its tiny weight keeps
- * it from preempting the spinner), opens the condition only if a yield
- * lets it run while fwait_spin still looks.  A spin that only pauses
- * cannot: it gives up after spin_ns with the opener still waiting for the
- * CPU (before the yields: no success in 20 tries).  Odds, not a certainty
- * (another process may take the yielded CPU, or a tick may preempt the
- * spinner), so one success in 20 tries is asked for. */
+/* The spin's yields: a thread pinned to the spinner's CPU, runnable all
+ * along (it yields in a loop, at the spinner's priority), opens the
+ * condition once main has asked (go) only if it gets the CPU while
+ * fwait_spin still looks.  Sharing one CPU, it cannot run while main
+ * pauses, only when main yields or is preempted; a spin that only pauses
+ * gives up after spin_ns with the opener still waiting for the CPU (no
+ * success in 20 tries, three runs, before the yields).  Odds, not
+ * certainty: other processes on that CPU may take the yields (CI's
+ * parallel tests did, under TSan, for a first version whose opener slept
+ * at nice 19 and so was never the scheduler's pick while they ran), or a
+ * tick may preempt main inside its pause; so one success in 50 tries is
+ * asked for. */
 struct opener {
 	int cpu;
-	sem_t go;
-	_Atomic bool open, stop;
-	_Atomic unsigned opened; /* times it opened */
+	_Atomic bool go, open, stop;
 };
 
 static void pin_to(int cpu)
@@ -398,31 +398,17 @@ static void *opener_main(void *arg)
 {
 	struct opener *o = arg;
 	pin_to(o->cpu);
-	(void)setpriority(PRIO_PROCESS, (id_t)th_gettid(), 19); /* per thread on Linux */
-	for (;;) {
-		while (sem_wait(&o->go) != 0)
-			;
-		if (atomic_load(&o->stop))
-			return NULL;
-		atomic_store(&o->open, true);
-		atomic_fetch_add(&o->opened, 1);
+	while (!atomic_load(&o->stop)) {
+		if (atomic_exchange(&o->go, false))
+			atomic_store(&o->open, true);
+		sched_yield();
 	}
+	return NULL;
 }
 
 static bool is_open(void *arg)
 {
 	return atomic_load(&((struct opener *)arg)->open);
-}
-
-struct opened_since {
-	struct opener *o;
-	unsigned before;
-};
-
-static bool opened_again(void *arg)
-{
-	struct opened_since *w = arg;
-	return atomic_load(&w->o->opened) != w->before;
 }
 
 START_TEST(spin_yields_to_a_thread_on_its_cpu)
@@ -436,31 +422,26 @@ START_TEST(spin_yields_to_a_thread_on_its_cpu)
 	for (int c = 0; c < CPU_SETSIZE && o.cpu < 0; c++)
 		if (CPU_ISSET(c, &saved))
 			o.cpu = c;
-	ck_assert_int_eq(sem_init(&o.go, 0, 0), 0);
 	pin_to(o.cpu);
 	pthread_t tid;
 	th_spawn(&tid, opener_main, &o);
 
 	unsigned wins = 0, tries;
-	for (tries = 0; tries < 20 && wins == 0; tries++) {
+	for (tries = 0; tries < 50 && wins == 0; tries++) {
 		atomic_store(&o.open, false);
-		struct opened_since since = { &o, atomic_load(&o.opened) };
-		sem_post(&o.go);
-		/* Whether the opener ran before the spin's first look or
-		 * during its yields, the spin sees it open; only a spin that
-		 * found it closed and then open counts. */
+		atomic_store(&o.go, true);
+		/* Only a spin that found it closed and then open counts (a
+		 * preemption between the two stores and here lets the
+		 * opener in first). */
 		bool open_at_start = is_open(&o);
 		if (fwait_spin(t, is_open, &o) && !open_at_start)
 			wins++;
-		/* Let the opener finish this round before the next. */
-		ck_assert_msg(th_poll(opened_again, &since, TH_DEADLINE_MS),
-			      "the opener never ran");
+		/* The opener's round done before the next (polls yield). */
+		ck_assert_msg(th_poll(is_open, &o, TH_DEADLINE_MS), "the opener never ran");
 	}
 	atomic_store(&o.stop, true);
-	sem_post(&o.go);
 	th_join_all(&tid, 1, TH_DEADLINE_MS, "the opener", NULL);
 	ck_assert_int_eq(pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved), 0);
-	sem_destroy(&o.go);
 	fwait_table_destroy(t);
 	ck_assert_msg(wins > 0, "the spin never let the opener run (%u tries)", tries);
 }
