@@ -36,6 +36,13 @@ static bool yes(void *arg)
 	return true;
 }
 
+static void no_done(struct fwait_async *a, uint64_t token, void *arg)
+{
+	(void)a;
+	(void)token;
+	(void)arg;
+}
+
 static bool never(void *arg)
 {
 	return false;
@@ -169,6 +176,28 @@ static void policy_rows(enum fwait_policy pol)
 	EXPECT_EQ("wake: NULL table", fwait_wake(NULL, &key, 1), -EINVAL);
 	EXPECT_EQ("wake: NULL key", fwait_wake(t, NULL, 1), -EINVAL);
 	EXPECT_EQ("wake: nr 0, nobody waiting", fwait_wake(t, &key, 0), 0);
+
+	struct fwait_async a, blank;
+	memset(&blank, 0, sizeof(blank));
+	EXPECT_EQ("async_init: NULL record", fwait_async_init(NULL, no_done, NULL), -EINVAL);
+	EXPECT_EQ("async_init: NULL completion", fwait_async_init(&a, NULL, NULL), -EINVAL);
+	EXPECT_EQ("async_init", fwait_async_init(&a, no_done, NULL), 0);
+	EXPECT_EQ("wait_async: NULL table", fwait_wait_async(NULL, &key, 0, never, NULL, &a),
+		  -EINVAL);
+	EXPECT_EQ("wait_async: NULL key", fwait_wait_async(t, NULL, 0, never, NULL, &a), -EINVAL);
+	EXPECT_EQ("wait_async: NULL ready", fwait_wait_async(t, &key, 0, NULL, NULL, &a), -EINVAL);
+	EXPECT_EQ("wait_async: NULL record", fwait_wait_async(t, &key, 0, never, NULL, NULL),
+		  -EINVAL);
+	EXPECT_EQ("wait_async: record not initialised",
+		  fwait_wait_async(t, &key, 0, never, NULL, &blank), -EINVAL);
+	EXPECT_EQ("wait_async: unknown flag 4 (FWAIT_SPIN)",
+		  fwait_wait_async(t, &key, 4, never, NULL, &a), -EINVAL);
+	EXPECT_EQ("wait_async: unknown flags ~0", fwait_wait_async(t, &key, ~0u, never, NULL, &a),
+		  -EINVAL);
+	EXPECT_EQ("cancel_async: NULL table", fwait_cancel_async(NULL, &a), -EINVAL);
+	EXPECT_EQ("cancel_async: NULL record", fwait_cancel_async(t, NULL), -EINVAL);
+	EXPECT_EQ("cancel_async: never waited", fwait_cancel_async(t, &a), -EINVAL);
+	EXPECT_EQ("cancel_async: not initialised", fwait_cancel_async(t, &blank), -EINVAL);
 
 	EXPECT_EQ("waiters_walk: NULL table", fwait_waiters_walk(NULL, count_fn, NULL), -EINVAL);
 	EXPECT_EQ("waiters_walk: NULL fn", fwait_waiters_walk(t, NULL, NULL), -EINVAL);
