@@ -45,8 +45,9 @@
  * waiters one by one.  Buckets are padded and aligned to cache lines so two
  * buckets never share one.
  *
- * struct fw_waiter lives on the stack of the thread that waits.  Its fields
- * are guarded as follows:
+ * struct fw_waiter lives on the stack of the thread that waits (an
+ * asynchronous wait's, in the caller's struct fwait_async: struct
+ * fw_async below, async.c).  Its fields are guarded as follows:
  *   next, prev, queued,     bucket->lock (the list membership; knext, kprev
  *   khead, knext, kprev,    and kcount are meaningful on a group head only)
  *   kcount
